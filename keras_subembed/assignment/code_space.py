@@ -1,0 +1,77 @@
+"""The code space shared by every assignment: reserved codes and capacity.
+
+A token's *code* is a tuple of `num_tables` row indices, one per sub-table.
+The rule for reserved ids (special tokens such as pad, cls, sep, mask):
+
+* the j-th reserved id gets the code `(j, j, ..., j)`;
+* rows `0 .. R-1` of table 0 are used by reserved ids only, so every ordinary
+  token differs from every reserved token in table 0 and never shares that
+  sub-vector with it;
+* ordinary ids are numbered by *rank* (their position among the non-reserved
+  ids in increasing order) and take codes whose table-0 row is in `[R, M)`.
+
+Ordinary slot `s` (an integer in `[0, ordinary_capacity)`) decodes to
+`c_0 = R + s mod (M - R)`, `c_k = floor(floor(s / (M - R)) / M^(k-1)) mod M`
+for `k >= 1`. Without reserved ids this is exactly the k-sub-embedding digit
+formula `c_k = floor(s / M^k) mod M`.
+"""
+
+import numpy as np
+
+
+def ordinary_capacity(rows_per_table, num_tables, num_reserved=0):
+    """Number of distinct codes left for ordinary (non-reserved) ids."""
+    return (rows_per_table - num_reserved) * rows_per_table ** (num_tables - 1)
+
+
+def minimum_rows_per_table(num_ids, num_tables, num_reserved=0):
+    """Smallest M such that `num_ids` ids (R of them reserved) get distinct codes.
+
+    Example:
+    >>> minimum_rows_per_table(50_265, 3)
+    37
+    """
+    num_ordinary = num_ids - num_reserved
+    rows = max(int(round(num_ordinary ** (1.0 / num_tables))) - 1, 1)
+    rows = max(rows, num_reserved + 1)
+    while ordinary_capacity(rows, num_tables, num_reserved) < num_ordinary:
+        rows += 1
+    return rows
+
+
+def decode_slots(slots, rows_per_table, num_tables, num_reserved=0):
+    """Decode ordinary slots (int array, shape (n,)) into codes of shape (n, K)."""
+    slots = np.asarray(slots, dtype=np.int64)
+    codes = np.empty((slots.shape[0], num_tables), dtype=np.int64)
+    ordinary_rows = rows_per_table - num_reserved
+    codes[:, 0] = num_reserved + slots % ordinary_rows
+    rest = slots // ordinary_rows
+    for table in range(1, num_tables):
+        codes[:, table] = rest % rows_per_table
+        rest //= rows_per_table
+    return codes
+
+
+def codes_from_slots(slots, num_ids, rows_per_table, num_tables, reserved_ids=()):
+    """Full (num_ids, K) code array: reserved ids get `(j,)*K`, the rest `slots`.
+
+    `slots[r]` is the ordinary slot of the ordinary id of rank `r`.
+    """
+    reserved_ids = np.asarray(list(reserved_ids), dtype=np.int64)
+    codes = np.empty((num_ids, num_tables), dtype=np.int64)
+    is_ordinary = np.ones(num_ids, dtype=bool)
+    is_ordinary[reserved_ids] = False
+    codes[is_ordinary] = decode_slots(
+        slots, rows_per_table, num_tables, len(reserved_ids)
+    )
+    codes[reserved_ids] = np.arange(len(reserved_ids))[:, None]
+    return codes
+
+
+def smallest_code_dtype(rows_per_table):
+    """Smallest integer dtype that holds codes `< rows_per_table` (and TFLite gathers)."""
+    if rows_per_table <= 2**8:
+        return "uint8"
+    if rows_per_table <= 2**15:
+        return "int16"
+    return "int32"

@@ -1,0 +1,7 @@
+"""Compressed drop-in replacements for `keras.layers.Embedding`."""
+
+from keras_subembed.layers.compressed_embedding import CompressedEmbedding
+from keras_subembed.layers.compression_report import CompressionReport
+from keras_subembed.layers.sub_embedding import SubEmbedding
+
+__all__ = ["CompressedEmbedding", "CompressionReport", "SubEmbedding"]

@@ -1,0 +1,157 @@
+"""The contract shared by the package's compressed embedding layers."""
+
+import keras
+import numpy as np
+from keras import ops
+
+from keras_subembed.layers.compression_report import CompressionReport
+
+
+def check_positive_int(name, value):
+    """Raise `ValueError` naming `name` unless `value` is a positive int."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(
+            f"`{name}` must be a positive integer. "
+            f"Received: {name}={value!r} (of type {type(value).__name__})."
+        )
+    return int(value)
+
+
+def known_values(tensor):
+    """The values of `tensor` as NumPy when they exist now (eager), else `None`.
+
+    Inside `tf.function`, XLA or `jax.jit` the values are unknown until the
+    graph runs, so no Python-side check is possible there.
+    """
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        if not tf.executing_eagerly() or not hasattr(tensor, "numpy"):
+            return None
+        return tensor.numpy()
+    if backend == "jax":
+        import jax
+
+        if isinstance(tensor, jax.core.Tracer):
+            return None
+    return ops.convert_to_numpy(tensor)
+
+
+class CompressedEmbedding(keras.layers.Layer):
+    """Base class: a drop-in for `keras.layers.Embedding` with tied logits.
+
+    Subclasses implement `embed(ids)` for ids known to be in range and
+    `logits(hidden)` for `call(hidden, reverse=True)`. This class handles
+    everything the contract shares:
+
+    * token ids are cast to int32 (floats are truncated, like `Embedding`);
+    * **out-of-range ids** (outside `[0, input_dim)`): an eager call raises a
+      `ValueError` naming them; inside a compiled graph (tf.function, XLA,
+      SavedModel, TFLite), where no error can be raised, they map to an
+      all-zero vector -- never to another token's vector;
+    * `compute_mask` as `keras.layers.Embedding` (`mask_zero`);
+    * `embedding_table()` and `compression_report()`.
+    """
+
+    def __init__(self, input_dim, output_dim, mask_zero=False, **kwargs):
+        input_dim = check_positive_int("input_dim", input_dim)
+        output_dim = check_positive_int("output_dim", output_dim)
+        if not isinstance(mask_zero, bool):
+            raise ValueError(
+                f"`mask_zero` must be a bool. Received: mask_zero={mask_zero!r}"
+            )
+        super().__init__(**kwargs)
+        self.input_dim = input_dim
+        self.output_dim = output_dim
+        self.mask_zero = mask_zero
+        self.supports_masking = mask_zero
+
+    def embed(self, token_ids):
+        """Vectors `(..., output_dim)` of int32 ids all in `[0, input_dim)`."""
+        raise NotImplementedError(f"{type(self).__name__} must implement embed().")
+
+    def logits(self, hidden):
+        """Scores `(..., input_dim)` of hidden states against every embedding."""
+        raise NotImplementedError(f"{type(self).__name__} must implement logits().")
+
+    def call(self, inputs, reverse=False):
+        if reverse:
+            return self.logits(inputs)
+        token_ids, in_range = self._checked_ids(inputs)
+        vectors = self.embed(token_ids)
+        return ops.where(ops.expand_dims(in_range, axis=-1), vectors, 0)
+
+    def _checked_ids(self, inputs):
+        """int32 ids with out-of-range ones replaced by 0, and the in-range mask."""
+        inputs = ops.convert_to_tensor(inputs)
+        if "int" not in str(inputs.dtype):
+            inputs = ops.cast(inputs, "int32")
+        values = known_values(inputs)
+        if values is not None:
+            bad = values[(values < 0) | (values >= self.input_dim)]
+            if bad.size:
+                shown = np.unique(bad)[:5].tolist()
+                raise ValueError(
+                    f"Token ids must be in [0, input_dim={self.input_dim}) for "
+                    f"layer '{self.name}'. Received out-of-range ids {shown}"
+                    f"{' and more' if np.unique(bad).size > 5 else ''}."
+                )
+        # The range test runs on the incoming dtype, before any narrowing cast
+        # could wrap a large int64 id onto a valid one.
+        in_range = ops.logical_and(
+            ops.greater_equal(inputs, 0), ops.less(inputs, self.input_dim)
+        )
+        token_ids = ops.cast(ops.where(in_range, inputs, 0), "int32")
+        return token_ids, in_range
+
+    def compute_mask(self, inputs, mask=None):
+        # Hidden states passed with reverse=True are floating point: no mask.
+        if not self.mask_zero or "float" in str(ops.convert_to_tensor(inputs).dtype):
+            return None
+        return ops.not_equal(inputs, 0)
+
+    def compute_output_shape(self, input_shape, reverse=False):
+        if reverse:
+            return (*input_shape[:-1], self.input_dim)
+        return (*input_shape, self.output_dim)
+
+    def compute_output_spec(self, inputs, reverse=False):
+        shape = self.compute_output_shape(inputs.shape, reverse=reverse)
+        return keras.KerasTensor(shape, dtype=self.compute_dtype)
+
+    def embedding_table(self):
+        """The full `(input_dim, output_dim)` table, materialised (for analysis)."""
+        return self(ops.arange(self.input_dim, dtype="int32"))
+
+    def compression_report(self):
+        """A `CompressionReport` of what this layer stores vs a dense table."""
+        if not self.built:
+            self.build()
+        trainable = sum(int(np.prod(w.shape)) for w in self.trainable_weights)
+        fixed = sum(int(np.prod(w.shape)) for w in self.non_trainable_weights)
+        stored_bytes = sum(
+            int(np.prod(w.shape)) * np.dtype(w.dtype).itemsize for w in self.weights
+        )
+        dense_params = self.input_dim * self.output_dim
+        return CompressionReport(
+            layer=type(self).__name__,
+            input_dim=self.input_dim,
+            output_dim=self.output_dim,
+            trainable_params=trainable,
+            non_trainable_params=fixed,
+            stored_bytes=stored_bytes,
+            dense_params=dense_params,
+            dense_bytes=dense_params * np.dtype(self.variable_dtype).itemsize,
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "input_dim": self.input_dim,
+                "output_dim": self.output_dim,
+                "mask_zero": self.mask_zero,
+            }
+        )
+        return config

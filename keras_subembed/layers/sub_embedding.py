@@ -1,0 +1,356 @@
+"""k-sub-embedding: each token is a concatenation of rows of K small tables."""
+
+import keras
+import numpy as np
+from keras import ops
+
+from keras_subembed.assignment.code_space import minimum_rows_per_table
+from keras_subembed.assignment.code_space import ordinary_capacity
+from keras_subembed.assignment.code_space import smallest_code_dtype
+from keras_subembed.assignment.random_codes import random_codes
+from keras_subembed.assignment.validation import check_codes
+from keras_subembed.assignment.validation import check_reserved_codes
+from keras_subembed.assignment.validation import check_reserved_ids
+from keras_subembed.layers.compressed_embedding import CompressedEmbedding
+from keras_subembed.layers.compressed_embedding import check_positive_int
+
+_INT32_MAX = 2**31 - 1
+_DEFAULT_NUM_TABLES = 3
+
+
+@keras.saving.register_keras_serializable(package="keras_subembed")
+class SubEmbedding(CompressedEmbedding):
+    """Embedding built as the Cartesian product of `num_tables` small tables.
+
+    Token `n` is the concatenation of `num_tables` (K) sub-vectors; sub-vector
+    k is row `code[n, k]` of table k, which has `rows_per_table` (M) rows and
+    about `output_dim / K` columns (widths differ by at most 1; the first
+    `output_dim % K` tables are one wider). Only `M * output_dim` parameters are
+    trained, instead of `input_dim * output_dim`.
+
+    Codes come from `assignment`:
+
+    * `"digits"` (Algorithm 1 of the paper): code k of id n is
+      `floor(n / M^k) mod M`, computed inside the graph; nothing of size
+      `input_dim` is stored.
+    * `"random"`: a seeded random injection onto distinct code tuples.
+    * an integer array of shape `(input_dim, K)` (e.g. clustered codes).
+
+    Random and explicit codes are kept in a non-trainable weight `codes` of the
+    smallest integer dtype that holds them (uint8 for M <= 256), saved with
+    the model.
+
+    **Reserved ids.** The j-th id of `reserved_ids` (pad, cls, sep, mask...)
+    gets code `(j, j, ..., j)`, and rows `0 .. R-1` of table 0 are used by no
+    other token, so a special token never shares its table-0 sub-vector with
+    an ordinary token. Ordinary ids then fill the codes whose table-0 row is
+    in `[R, M)`, in order of id (digits) or at random. For explicit codes the
+    same property is checked: each reserved id must own, in some table, a row
+    that no ordinary id uses.
+
+    `call(hidden, reverse=True)` returns tied logits `hidden @ table.T`
+    without building the `input_dim x output_dim` table: each width-chunk
+    of `hidden` is scored against its M rows and the K score vectors are
+    combined by code (by broadcasting for digits, by gathering otherwise). It
+    therefore plugs into `keras_hub.layers.MaskedLMHead(token_embedding=...)`.
+
+    Out-of-range ids raise eagerly and give all-zero vectors in compiled
+    graphs (see `CompressedEmbedding`).
+
+    Args:
+        input_dim: int. Vocabulary size V.
+        output_dim: int. Width d of each embedding vector.
+        num_tables: int. K, the number of sub-tables. Defaults to 3, or to the
+            width of explicit codes.
+        rows_per_table: int. M, rows in each sub-table. Defaults to the
+            smallest M that gives every id a distinct code (for explicit
+            codes: their maximum + 1).
+        assignment: `"digits"`, `"random"`, or an int array `(V, K)`.
+        seed: int. Seed of the `"random"` assignment. Drawn at random and
+            recorded in the config when `None`.
+        reserved_ids: sequence of token ids that get reserved codes.
+        embeddings_initializer: initializer of the sub-tables.
+        embeddings_regularizer: regularizer applied to each sub-table.
+        embeddings_constraint: constraint applied to each sub-table.
+        mask_zero: bool. Whether id 0 is padding to be masked, as in
+            `keras.layers.Embedding`.
+        **kwargs: `keras.layers.Layer` arguments (`name`, `dtype`, ...).
+
+    Example:
+    >>> layer = keras_subembed.layers.SubEmbedding(50_265, 512, num_tables=3)
+    >>> layer(np.array([[0, 7, 50_264]])).shape
+    TensorShape([1, 3, 512])
+    >>> layer.rows_per_table, layer.compression_report().trainable_params
+    (37, 18944)
+    """
+
+    def __init__(
+        self,
+        input_dim,
+        output_dim,
+        num_tables=None,
+        rows_per_table=None,
+        assignment="digits",
+        seed=None,
+        reserved_ids=(),
+        embeddings_initializer="uniform",
+        embeddings_regularizer=None,
+        embeddings_constraint=None,
+        mask_zero=False,
+        **kwargs,
+    ):
+        super().__init__(input_dim, output_dim, mask_zero=mask_zero, **kwargs)
+        self.reserved_ids = check_reserved_ids(reserved_ids, self.input_dim)
+        explicit_codes = None
+        if isinstance(assignment, str):
+            if assignment not in ("digits", "random"):
+                raise ValueError(
+                    '`assignment` must be "digits", "random" or an integer '
+                    f"array of codes. Received: assignment={assignment!r}"
+                )
+        else:
+            explicit_codes = check_codes(assignment, num_ids=self.input_dim)
+            if num_tables is None:
+                num_tables = explicit_codes.shape[1]
+        if num_tables is None:
+            num_tables = _DEFAULT_NUM_TABLES
+        self.num_tables = check_positive_int("num_tables", num_tables)
+        if self.num_tables > self.output_dim:
+            raise ValueError(
+                "`num_tables` cannot exceed `output_dim` (each table needs at "
+                f"least one column). Received: num_tables={num_tables}, "
+                f"output_dim={output_dim}"
+            )
+        self.rows_per_table = self._resolve_rows_per_table(
+            rows_per_table, explicit_codes
+        )
+        self.seed = self._resolve_seed(seed, assignment)
+        if explicit_codes is not None:
+            self.assignment = "explicit"
+            self._code_array = check_codes(
+                explicit_codes,
+                self.rows_per_table,
+                self.input_dim,
+                self.num_tables,
+            )
+            check_reserved_codes(self._code_array, self.reserved_ids)
+        elif assignment == "random":
+            self.assignment = "random"
+            self._code_array = random_codes(
+                self.input_dim,
+                self.rows_per_table,
+                self.num_tables,
+                self.reserved_ids,
+                self.seed,
+            )
+        else:
+            self.assignment = "digits"
+            self._code_array = None
+        self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
+        self.embeddings_regularizer = keras.regularizers.get(embeddings_regularizer)
+        self.embeddings_constraint = keras.constraints.get(embeddings_constraint)
+
+    def _resolve_rows_per_table(self, rows_per_table, explicit_codes):
+        num_reserved = len(self.reserved_ids)
+        minimum = minimum_rows_per_table(
+            self.input_dim, self.num_tables, num_reserved
+        )
+        if rows_per_table is None:
+            if explicit_codes is not None:
+                return int(explicit_codes.max()) + 1
+            return minimum
+        rows = check_positive_int("rows_per_table", rows_per_table)
+        if explicit_codes is None and (
+            rows <= num_reserved
+            or ordinary_capacity(rows, self.num_tables, num_reserved)
+            < self.input_dim - num_reserved
+        ):
+            raise ValueError(
+                f"`rows_per_table={rows}` with num_tables={self.num_tables} "
+                f"gives too few distinct codes for input_dim={self.input_dim}"
+                + (f" with {num_reserved} reserved ids" if num_reserved else "")
+                + f". The smallest rows_per_table that works is {minimum}."
+            )
+        return rows
+
+    @staticmethod
+    def _resolve_seed(seed, assignment):
+        if seed is None:
+            if isinstance(assignment, str) and assignment == "random":
+                return int(np.random.SeedSequence().entropy % _INT32_MAX)
+            return None
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise ValueError(f"`seed` must be an int or None. Received: seed={seed!r}")
+        return int(seed)
+
+    @property
+    def sub_widths(self):
+        """Column count of each sub-table; they differ by at most 1."""
+        base, extra = divmod(self.output_dim, self.num_tables)
+        return [base + 1] * extra + [base] * (self.num_tables - extra)
+
+    def build(self, input_shape=None):
+        if self.built:
+            return
+        self.sub_tables = [
+            self.add_weight(
+                name=f"sub_table_{k}",
+                shape=(self.rows_per_table, width),
+                initializer=self.embeddings_initializer,
+                regularizer=self.embeddings_regularizer,
+                constraint=self.embeddings_constraint,
+                trainable=True,
+            )
+            for k, width in enumerate(self.sub_widths)
+        ]
+        self.codes = None
+        if self._code_array is not None:
+            code_array = self._code_array
+
+            def initial_codes(shape, dtype=None):
+                return ops.convert_to_tensor(code_array, dtype=dtype)
+
+            self.codes = self.add_weight(
+                name="codes",
+                shape=code_array.shape,
+                dtype=smallest_code_dtype(self.rows_per_table),
+                initializer=initial_codes,
+                trainable=False,
+            )
+        self.built = True
+
+    def token_codes(self, token_ids):
+        """The K row indices (int32 tensors shaped like `token_ids`) of in-range ids."""
+        if self.codes is not None:
+            codes = ops.cast(ops.take(self.codes, token_ids, axis=0), "int32")
+            return ops.unstack(codes, self.num_tables, axis=-1)
+        return self._digit_codes(token_ids)
+
+    def _digit_codes(self, token_ids):
+        rows = self.rows_per_table
+        num_reserved = len(self.reserved_ids)
+        slots = token_ids
+        if num_reserved:
+            reserved = ops.convert_to_tensor(self.reserved_ids, dtype="int32")
+            matches = ops.equal(ops.expand_dims(token_ids, axis=-1), reserved)
+            is_reserved = ops.any(matches, axis=-1)
+            reserved_slot = ops.sum(
+                ops.cast(matches, "int32") * ops.arange(num_reserved, dtype="int32"),
+                axis=-1,
+            )
+            reserved_before = ops.sum(
+                ops.cast(ops.greater(ops.expand_dims(token_ids, -1), reserved), "int32"),
+                axis=-1,
+            )
+            slots = token_ids - reserved_before
+        codes = [num_reserved + ops.mod(slots, rows - num_reserved)]
+        rest = ops.floor_divide(slots, rows - num_reserved)
+        for table in range(1, self.num_tables):
+            stride = (rows - num_reserved) * rows ** (table - 1)
+            if stride > _INT32_MAX:
+                codes.append(ops.zeros_like(token_ids))
+            else:
+                divisor = rows ** (table - 1)
+                codes.append(ops.mod(ops.floor_divide(rest, divisor), rows))
+        if num_reserved:
+            codes = [ops.where(is_reserved, reserved_slot, code) for code in codes]
+        return codes
+
+    def embed(self, token_ids):
+        rows = self.token_codes(token_ids)
+        parts = [
+            ops.take(table, row, axis=0) for table, row in zip(self.sub_tables, rows)
+        ]
+        return ops.concatenate(parts, axis=-1)
+
+    def sub_scores(self, hidden):
+        """Scores `(..., M)` of each width-chunk of `hidden` against its table."""
+        split_points = np.cumsum(self.sub_widths)[:-1].tolist()
+        chunks = ops.split(hidden, split_points, axis=-1) if split_points else [hidden]
+        return [
+            ops.matmul(chunk, ops.transpose(table))
+            for chunk, table in zip(chunks, self.sub_tables)
+        ]
+
+    def logits(self, hidden):
+        hidden = ops.convert_to_tensor(hidden, dtype=self.compute_dtype)
+        leading_shape = ops.shape(hidden)[:-1]
+        flat = ops.reshape(hidden, (-1, self.output_dim))
+        scores = self.sub_scores(flat)
+        if self.codes is None:
+            flat_logits = self._digit_logits(scores)
+        else:
+            flat_logits = self._gathered_logits(scores)
+        return ops.reshape(flat_logits, (*leading_shape, self.input_dim))
+
+    def _gathered_logits(self, scores):
+        code_columns = ops.unstack(ops.cast(self.codes, "int32"), self.num_tables, axis=1)
+        total = None
+        for score, column in zip(scores, code_columns):
+            # Rows of the transposed scores are contiguous: a row gather is a copy.
+            gathered = ops.take(ops.transpose(score), column, axis=0)
+            total = gathered if total is None else total + gathered
+        return ops.transpose(total)
+
+    def _digit_logits(self, scores):
+        # Digit codes enumerate the code space in order, so the logits of all
+        # ordinary slots are an outer sum of the K score vectors, flattened.
+        num_reserved = len(self.reserved_ids)
+        num_rows = self.rows_per_table
+        outer = scores[-1]
+        width = num_rows
+        for table in range(self.num_tables - 2, -1, -1):
+            score = scores[table]
+            if table == 0 and num_reserved:
+                score = score[:, num_reserved:]
+            rows = num_rows - num_reserved if table == 0 else num_rows
+            outer = ops.reshape(
+                ops.expand_dims(outer, -1) + ops.expand_dims(score, -2),
+                (-1, width * rows),
+            )
+            width *= rows
+        if self.num_tables == 1 and num_reserved:
+            outer = outer[:, num_reserved:]
+        ordinary = outer[:, : self.input_dim - num_reserved]
+        if not num_reserved:
+            return ordinary
+        reserved_logits = sum(score[:, :num_reserved] for score in scores)
+        # Interleave: ordinary logits in rank order, each reserved id at its place.
+        # Empty slices are skipped (TFLite reads an empty `x[:, 0:0]` as `x`).
+        pieces, start = [], 0
+        for position, token in enumerate(sorted(self.reserved_ids)):
+            slot = self.reserved_ids.index(token)
+            end = token - position
+            if end > start:
+                pieces.append(ordinary[:, start:end])
+            pieces.append(reserved_logits[:, slot : slot + 1])
+            start = end
+        if start < self.input_dim - num_reserved:
+            pieces.append(ordinary[:, start:])
+        return ops.concatenate(pieces, axis=-1)
+
+    def get_config(self):
+        config = super().get_config()
+        if self.assignment == "explicit":
+            assignment = self._code_array.tolist()
+        else:
+            assignment = self.assignment
+        config.update(
+            {
+                "num_tables": self.num_tables,
+                "rows_per_table": self.rows_per_table,
+                "assignment": assignment,
+                "seed": self.seed,
+                "reserved_ids": list(self.reserved_ids),
+                "embeddings_initializer": keras.initializers.serialize(
+                    self.embeddings_initializer
+                ),
+                "embeddings_regularizer": keras.regularizers.serialize(
+                    self.embeddings_regularizer
+                ),
+                "embeddings_constraint": keras.constraints.serialize(
+                    self.embeddings_constraint
+                ),
+            }
+        )
+        return config
