@@ -30,9 +30,9 @@ def check_codes(codes, rows_per_table=None, num_ids=None, num_tables=None):
     if array.ndim != 2 or any(
         want is not None and got != want for got, want in zip(array.shape, expected)
     ):
-        shown = tuple("?" if want is None else want for want in expected)
+        shown = ", ".join("?" if want is None else str(want) for want in expected)
         raise ValueError(
-            f"Codes must have shape {shown} (input_dim, num_tables). "
+            f"Codes must have shape ({shown}) (input_dim, num_tables). "
             f"Received shape {array.shape}."
         )
     array = array.astype(np.int64)

@@ -149,6 +149,7 @@ class SubEmbedding(CompressedEmbedding):
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
         self.embeddings_regularizer = keras.regularizers.get(embeddings_regularizer)
         self.embeddings_constraint = keras.constraints.get(embeddings_constraint)
+        self.codes = None  # the stored-codes weight, created in build()
 
     def _resolve_rows_per_table(self, rows_per_table, explicit_codes):
         num_reserved = len(self.reserved_ids)
@@ -203,7 +204,6 @@ class SubEmbedding(CompressedEmbedding):
             )
             for k, width in enumerate(self.sub_widths)
         ]
-        self.codes = None
         if self._code_array is not None:
             code_array = self._code_array
 
@@ -221,6 +221,8 @@ class SubEmbedding(CompressedEmbedding):
 
     def token_codes(self, token_ids):
         """The K row indices (int32 tensors shaped like `token_ids`) of in-range ids."""
+        if not self.built:
+            self.build()
         if self.codes is not None:
             codes = ops.cast(ops.take(self.codes, token_ids, axis=0), "int32")
             return ops.unstack(codes, self.num_tables, axis=-1)

@@ -1,0 +1,396 @@
+import json
+import subprocess
+import sys
+import textwrap
+
+import keras
+import keras_hub
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_subembed.assignment import digit_codes
+from keras_subembed.layers import SubEmbedding
+from tests.tflite_utils import TFLiteRunner
+from tests.tflite_utils import assert_no_table_sized_tensor
+from tests.tflite_utils import convert_builtins_only
+
+VOCAB = 300
+WIDTH = 16
+RESERVED = (0, 101, 7)
+
+VARIANTS = {
+    "digits": dict(),
+    "digits_reserved": dict(reserved_ids=RESERVED),
+    "random": dict(assignment="random", seed=3),
+    "random_reserved": dict(assignment="random", seed=3, reserved_ids=RESERVED),
+    "one_table": dict(num_tables=1),
+    "uneven_widths": dict(num_tables=5),
+}
+
+
+def make_layer(variant, vocab=VOCAB, width=WIDTH, **kwargs):
+    return SubEmbedding(
+        vocab,
+        width,
+        embeddings_initializer=keras.initializers.RandomNormal(seed=11),
+        **{**VARIANTS[variant], **kwargs},
+    )
+
+
+def numpy_lookup(layer, ids):
+    """Reference: concatenate row code[n, k] of each sub-table."""
+    if layer.codes is None:
+        codes = digit_codes(
+            layer.input_dim, layer.rows_per_table, layer.num_tables, layer.reserved_ids
+        )
+    else:
+        codes = np.asarray(layer.codes).astype(np.int64)
+    tables = [np.asarray(table) for table in layer.sub_tables]
+    return np.concatenate(
+        [table[codes[ids, k]] for k, table in enumerate(tables)], axis=-1
+    )
+
+
+# --- sizes -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("num_tables, trainable", [(2, 115_200), (3, 18_944), (8, 2_048)])
+def test_trainable_counts_match_the_paper(num_tables, trainable):
+    layer = SubEmbedding(50_265, 512, num_tables=num_tables)
+    report = layer.compression_report()
+    assert report.trainable_params == trainable
+    assert report.dense_params == 50_265 * 512
+    assert report.non_trainable_params == 0  # digits store no codes
+
+
+def test_report_counts_stored_codes_bytes():
+    layer = SubEmbedding(50_265, 512, num_tables=3, assignment="random", seed=0)
+    report = layer.compression_report()
+    assert layer.codes.dtype == "uint8"
+    assert report.non_trainable_params == 50_265 * 3
+    assert report.stored_bytes == 18_944 * 4 + 50_265 * 3
+    assert report.compression_ratio == pytest.approx(50_265 * 512 * 4 / report.stored_bytes)
+    assert json.loads(report.to_json())["trainable_params"] == 18_944
+    assert "18,944" in str(report)
+
+
+def test_code_dtype_grows_with_rows():
+    layer = SubEmbedding(300, 4, num_tables=1, assignment="random", seed=0)
+    layer.build()
+    assert layer.rows_per_table == 300 and layer.codes.dtype == "int16"
+
+
+def test_widths_differ_by_at_most_one_and_sum_to_output_dim():
+    layer = SubEmbedding(100, 17, num_tables=5)
+    assert layer.sub_widths == [4, 4, 3, 3, 3]
+    assert layer(np.array([[1, 2]])).shape == (1, 2, 17)
+
+
+def test_default_rows_is_the_minimum():
+    assert SubEmbedding(27, 6, num_tables=3).rows_per_table == 3
+    assert SubEmbedding(28, 6, num_tables=3).rows_per_table == 4
+    assert SubEmbedding(30_522, 6, num_tables=3, reserved_ids=range(5)).rows_per_table == 34
+
+
+# --- values ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_lookup_equals_concatenated_sub_vectors(variant):
+    layer = make_layer(variant)
+    ids = np.array([[0, 1, 7, 101], [299, 150, 3, 64]])
+    np.testing.assert_array_equal(layer(ids), numpy_lookup(layer, ids))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_id_has_a_distinct_vector(variant):
+    table = np.asarray(make_layer(variant).embedding_table())
+    assert table.shape == (VOCAB, WIDTH)
+    assert len(np.unique(table, axis=0)) == VOCAB
+
+
+def test_digit_codes_are_computed_in_graph_with_corrected_formula():
+    layer = SubEmbedding(1000, 6, num_tables=3, rows_per_table=10)
+    layer.build()
+    assert len(layer.weights) == 3  # nothing vocabulary-sized is stored
+    codes = np.stack(layer.token_codes(np.arange(1000, dtype="int32")), axis=-1)
+    ids = np.arange(1000)
+    for k in range(3):
+        np.testing.assert_array_equal(codes[:, k], (ids // 10**k) % 10)
+
+
+@pytest.mark.parametrize("variant", ["digits_reserved", "random_reserved"])
+def test_reserved_ids_own_their_table_zero_rows(variant):
+    layer = make_layer(variant)
+    codes = np.stack(layer.token_codes(np.arange(VOCAB, dtype="int32")), axis=-1)
+    for slot, token in enumerate(RESERVED):
+        assert codes[token].tolist() == [slot] * layer.num_tables
+    ordinary = np.delete(codes, RESERVED, axis=0)
+    assert ordinary[:, 0].min() >= len(RESERVED)
+
+
+def test_random_assignment_is_deterministic_per_seed():
+    first = make_layer("random").embedding_table()
+    again = make_layer("random").embedding_table()
+    np.testing.assert_array_equal(first, again)
+    other = SubEmbedding(VOCAB, WIDTH, assignment="random", seed=4)
+    other.build()
+    assert (np.asarray(other.codes) != np.asarray(make_layer("random").codes)).any()
+
+
+def test_random_seed_is_drawn_and_recorded_when_none():
+    layer = SubEmbedding(VOCAB, WIDTH, assignment="random")
+    assert isinstance(layer.get_config()["seed"], int)
+
+
+def test_explicit_codes_are_used_and_stored():
+    codes = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])
+    layer = SubEmbedding(4, 4, assignment=codes)
+    assert (layer.num_tables, layer.rows_per_table) == (2, 2)
+    np.testing.assert_array_equal(np.asarray(layer(np.arange(4))), numpy_lookup(layer, np.arange(4)))
+    np.testing.assert_array_equal(np.asarray(layer.codes), codes)
+    assert layer.get_config()["assignment"] == codes.tolist()
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_tied_logits_equal_dense_product(variant):
+    layer = make_layer(variant)
+    hidden = np.random.default_rng(0).normal(size=(2, 5, WIDTH)).astype("float32")
+    logits = np.asarray(layer(hidden, reverse=True))
+    expected = hidden @ np.asarray(layer.embedding_table()).T
+    assert logits.shape == (2, 5, VOCAB)
+    np.testing.assert_allclose(logits, expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("variant", ["digits_reserved", "random"])
+def test_tied_logits_never_build_the_dense_table(variant):
+    vocab, width = 5000, 48
+    layer = make_layer(variant, vocab=vocab, width=width)
+    function = tf.function(lambda hidden: layer(hidden, reverse=True))
+    graph = function.get_concrete_function(tf.TensorSpec((None, width))).graph
+    shapes = [
+        tuple(output.shape.as_list())
+        for op in graph.get_operations()
+        for output in op.outputs
+    ]
+    for shape in shapes:
+        assert shape not in {(vocab, width), (width, vocab)}, shape
+        assert None in shape or int(np.prod(shape)) < vocab * width, shape
+
+
+# --- masks, dtypes -------------------------------------------------------------
+
+
+def test_compute_mask_like_embedding():
+    layer = SubEmbedding(VOCAB, WIDTH, mask_zero=True)
+    ids = np.array([[3, 0, 5]])
+    np.testing.assert_array_equal(layer.compute_mask(ids), [[True, False, True]])
+    assert layer.compute_mask(np.zeros((1, 3, WIDTH), "float32")) is None
+    assert SubEmbedding(VOCAB, WIDTH).compute_mask(ids) is None
+    inputs = keras.Input((None,), dtype="int32")
+    pooled = keras.layers.GlobalAveragePooling1D()(layer(inputs))
+    model = keras.Model(inputs, pooled)
+    vectors = np.asarray(layer(np.array([[3, 5]])))
+    np.testing.assert_allclose(model(ids), vectors.mean(axis=1), rtol=1e-6)
+
+
+def test_mixed_precision_policy():
+    layer = SubEmbedding(VOCAB, WIDTH, dtype="mixed_float16")
+    out = layer(np.array([[1, 2]]))
+    assert out.dtype == "float16"
+    assert layer.sub_tables[0].dtype == "float32"
+    assert layer(np.ones((1, WIDTH), "float16"), reverse=True).dtype == "float16"
+
+
+# --- bad input -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(input_dim=0), r"`input_dim` must be a positive integer. Received: input_dim=0"),
+        (dict(output_dim=-3), r"`output_dim` must be a positive integer. Received: output_dim=-3"),
+        (dict(output_dim=2.5), r"output_dim=2.5 \(of type float\)"),
+        (dict(num_tables=0), r"`num_tables` must be a positive integer. Received: num_tables=0"),
+        (dict(num_tables=17), r"num_tables=17, output_dim=16"),
+        (dict(rows_per_table=0), r"`rows_per_table` must be a positive integer"),
+        (dict(rows_per_table=6), r"rows_per_table=6.*smallest rows_per_table that works is 7"),
+        (dict(rows_per_table=3, reserved_ids=(0, 1, 2)), r"3 reserved ids.*works is 8"),
+        (dict(assignment="kmeans"), r"`assignment` must be .*Received: assignment='kmeans'"),
+        (dict(assignment="random", seed="x"), r"`seed` must be an int"),
+        (dict(reserved_ids=(300,)), r"reserved_ids.*\[0, input_dim=300\).*id 300"),
+        (dict(reserved_ids=(4, 4)), r"`reserved_ids` must be distinct"),
+        (dict(mask_zero="yes"), r"`mask_zero` must be a bool"),
+    ],
+)
+def test_constructor_errors_name_the_argument(kwargs, message):
+    arguments = dict(input_dim=VOCAB, output_dim=WIDTH, num_tables=3)
+    arguments.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        SubEmbedding(**arguments)
+
+
+def test_explicit_code_errors_name_the_ids():
+    with pytest.raises(ValueError, match=r"ids \[0, 2\] share code \(0, 1\)"):
+        SubEmbedding(4, 4, assignment=np.array([[0, 1], [1, 0], [0, 1], [1, 1]]))
+    with pytest.raises(ValueError, match=r"rows_per_table=2\).*ids 3"):
+        SubEmbedding(4, 4, rows_per_table=2, assignment=np.array([[0, 1], [1, 0], [0, 0], [2, 1]]))
+    with pytest.raises(ValueError, match=r"shape \(4, \?\).*Received shape \(3, 2\)"):
+        SubEmbedding(4, 4, assignment=np.zeros((3, 2), int))
+    with pytest.raises(ValueError, match="ordinary ids: 0"):
+        SubEmbedding(4, 4, reserved_ids=(0,), assignment=np.array([[0, 0], [1, 0], [0, 1], [1, 1]]))
+
+
+def test_eager_out_of_range_ids_raise_naming_ids_and_range():
+    layer = make_layer("digits")
+    with pytest.raises(ValueError, match=r"\[0, input_dim=300\).*out-of-range ids \[-1, 300\]"):
+        layer(np.array([[4, 300, -1]]))
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_compiled_out_of_range_ids_give_zero_vectors(jit_compile):
+    layer = make_layer("digits_reserved")
+    ids = tf.constant([[5, VOCAB, -1, 2**32 + 5]], dtype=tf.int64)
+    out = tf.function(layer, jit_compile=jit_compile)(ids).numpy()
+    np.testing.assert_array_equal(out[0, 0], numpy_lookup(layer, np.array(5)))
+    np.testing.assert_array_equal(out[0, 1:], np.zeros((3, WIDTH)))
+
+
+# --- compiled paths --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_xla_matches_eager_forward_reverse_and_gradient(variant):
+    layer = make_layer(variant)
+    ids = np.random.default_rng(1).integers(0, VOCAB, size=(4, 9))
+    hidden = np.random.default_rng(2).normal(size=(4, 3, WIDTH)).astype("float32")
+
+    def step(ids, hidden):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(layer(ids) ** 2) + tf.reduce_sum(
+                tf.nn.softmax(layer(hidden, reverse=True))[..., :10]
+            )
+        return layer(ids), layer(hidden, reverse=True), tape.gradient(loss, layer.trainable_weights)
+
+    eager = step(ids, hidden)
+    xla = tf.function(step, jit_compile=True)(ids, hidden)
+    for got, want in zip(tf.nest.flatten(xla), tf.nest.flatten(eager)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_masked_lm_head_ties_to_the_layer_and_trains_with_xla():
+    layer = make_layer("random_reserved")
+    head = keras_hub.layers.MaskedLMHead(token_embedding=layer, activation="softmax")
+    token_ids = keras.Input((None,), dtype="int32")
+    mask_positions = keras.Input((None,), dtype="int32")
+    outputs = head(layer(token_ids), mask_positions)
+    model = keras.Model([token_ids, mask_positions], outputs)
+    assert head.vocabulary_size == VOCAB
+    stored_codes = VOCAB * layer.num_tables
+    assert model.count_params() == sum(np.prod(w.shape) for w in model.trainable_weights) + stored_codes
+    assert not any(w.shape == (WIDTH, VOCAB) for w in model.weights)  # tied, no output kernel
+
+    ids = np.random.default_rng(0).integers(1, VOCAB, size=(64, 12))
+    positions = np.tile(np.arange(3), (64, 1))
+    labels = ids[:, :3]
+    model.compile(keras.optimizers.Adam(0.02), "sparse_categorical_crossentropy", jit_compile=True)
+    before = model.evaluate([ids, positions], labels, verbose=0)
+    model.fit([ids, positions], labels, epochs=15, batch_size=16, verbose=0)
+    after = model.evaluate([ids, positions], labels, verbose=0)
+    assert after < 0.5 * before
+
+    hidden = head._intermediate_layer_norm(
+        head._intermediate_dense(np.take_along_axis(np.asarray(layer(ids[:2])), positions[:2, :, None], 1))
+    )
+    logits = np.asarray(hidden) @ np.asarray(layer.embedding_table()).T + np.asarray(head._bias)
+    expected = tf.nn.softmax(logits).numpy()
+    np.testing.assert_allclose(model([ids[:2], positions[:2]]), expected, rtol=1e-4, atol=1e-6)
+
+
+# --- serialization -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ["digits_reserved", "random", "uneven_widths"])
+def test_config_round_trips_exactly(variant):
+    layer = make_layer(variant, mask_zero=True, embeddings_regularizer="l2")
+    config = layer.get_config()
+    clone = SubEmbedding.from_config(json.loads(json.dumps(config)))
+    assert clone.get_config() == config
+    clone.build()
+    layer.build()
+    if layer.codes is not None:
+        np.testing.assert_array_equal(clone.codes, layer.codes)
+
+
+def test_explicit_codes_config_round_trip():
+    codes = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])
+    config = SubEmbedding(4, 4, assignment=codes, reserved_ids=()).get_config()
+    clone = SubEmbedding.from_config(json.loads(json.dumps(config)))
+    assert clone.get_config() == config
+    assert clone.assignment == "explicit"
+
+
+def test_keras_file_reloads_bit_identically_in_a_fresh_process(tmp_path):
+    layer = make_layer("random_reserved")
+    head = keras_hub.layers.MaskedLMHead(token_embedding=layer)
+    token_ids = keras.Input((None,), dtype="int32")
+    mask_positions = keras.Input((None,), dtype="int32")
+    model = keras.Model(
+        [token_ids, mask_positions], [layer(token_ids), head(layer(token_ids), mask_positions)]
+    )
+    ids = np.random.default_rng(5).integers(0, VOCAB, size=(3, 7)).astype("int32")
+    positions = np.array([[0, 2]] * 3, dtype="int32")
+    path = tmp_path / "model.keras"
+    model.save(path)
+    np.save(tmp_path / "ids.npy", ids)
+    np.save(tmp_path / "positions.npy", positions)
+    script = textwrap.dedent(
+        f"""
+        import numpy as np, keras
+        import keras_subembed  # registers the layers
+        model = keras.saving.load_model({str(path)!r})
+        ids = np.load({str(tmp_path / 'ids.npy')!r})
+        positions = np.load({str(tmp_path / 'positions.npy')!r})
+        vectors, logits = model([ids, positions])
+        np.save({str(tmp_path / 'vectors.npy')!r}, np.asarray(vectors))
+        np.save({str(tmp_path / 'logits.npy')!r}, np.asarray(logits))
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
+    vectors, logits = model([ids, positions])
+    np.testing.assert_array_equal(np.load(tmp_path / "vectors.npy"), vectors)
+    np.testing.assert_array_equal(np.load(tmp_path / "logits.npy"), logits)
+
+
+# --- TFLite ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ["digits_reserved", "random"])
+def test_tflite_builtins_only_matches_keras(variant):
+    vocab, width = 30_522, 64
+    layer = make_layer(variant, vocab=vocab, width=width, reserved_ids=(0, 100, 101, 102, 103))
+    head = keras_hub.layers.MaskedLMHead(token_embedding=layer)
+    token_ids = keras.Input((None,), dtype="int32")
+    mask_positions = keras.Input((None,), dtype="int32")
+    vectors = layer(token_ids)
+    model = keras.Model([token_ids, mask_positions], [vectors, head(vectors, mask_positions)])
+    signature = [[tf.TensorSpec((None, None), tf.int32), tf.TensorSpec((None, None), tf.int32)]]
+    runner = TFLiteRunner(convert_builtins_only(model, signature))
+    assert_no_table_sized_tensor(runner.tensor_shapes(), vocab, width)
+    assert "GATHER" in runner.op_names()
+
+    rng = np.random.default_rng(0)
+    for length in (5, 17):
+        ids = rng.integers(0, vocab, size=(2, length)).astype("int32")
+        ids[:, 0] = [0, 101]
+        ids[1, -1] = vocab  # out of range: zero vector, as in compiled Keras
+        positions = np.array([[0, 3], [1, 2]], dtype="int32")
+        want_vectors, want_logits = tf.function(model)([ids, positions])
+        outputs = runner.run_all(ids, positions)
+        by_shape = {value.shape: value for value in outputs}
+        got_vectors = by_shape[(2, length, width)]
+        got_logits = by_shape[(2, 2, vocab)]
+        np.testing.assert_allclose(got_vectors, want_vectors, atol=1e-5)
+        np.testing.assert_allclose(got_logits, want_logits, atol=1e-5)
+        np.testing.assert_array_equal(got_vectors[1, -1], np.zeros(width))
