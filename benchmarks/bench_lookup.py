@@ -1,0 +1,204 @@
+"""Lookup and tied-logit speed: SubEmbedding vs keras.layers.Embedding.
+
+Lookup: token ids of shape (batch, sequence) -> vectors, for each vocabulary
+size, timing
+  * forward: the lookup alone;
+  * train step: forward, backward and an SGD update of the embedding weights
+    (SGD, so the dense table gets the cheapest possible sparse update);
+each with and without XLA (`jit_compile=True`). Tokens/s are medians of
+`--repeats` timed runs (each `--steps` calls, after a warm-up), and the ratio
+column divides by the Embedding row measured in the same run.
+
+Tied logits: `hidden @ E.T` for `--positions` hidden states against the
+V=50,265 table vs `SubEmbedding(..., reverse=True)`; each variant runs in its
+own subprocess so its peak resident memory (ru_maxrss growth over a process
+that has built the inputs) can be read.
+
+    python benchmarks/bench_lookup.py [--quick] [--output results.json]
+"""
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from keras_subembed.layers import SubEmbedding  # noqa: E402
+
+WIDTH = 512
+
+
+def make_layer(name, vocab):
+    if name == "Embedding":
+        return keras.layers.Embedding(vocab, WIDTH)
+    num_tables = int(name.split("K=")[1].split()[0])
+    assignment = "random" if "random" in name else "digits"
+    return SubEmbedding(vocab, WIDTH, num_tables=num_tables, assignment=assignment, seed=0)
+
+
+def median_rate(function, arguments, tokens, steps, repeats):
+    function(*arguments)  # trace / compile
+    function(*arguments)
+    rates = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(steps):
+            result = function(*arguments)
+        np.asarray(tf.nest.flatten(result)[0])  # wait for the device
+        rates.append(tokens * steps / (time.perf_counter() - start))
+    return statistics.median(rates)
+
+
+def lookup_rows(args):
+    rows = []
+    rng = np.random.default_rng(0)
+    for vocab in args.vocab_sizes:
+        ids = tf.constant(rng.integers(0, vocab, size=(args.batch, args.sequence)), tf.int32)
+        tokens = args.batch * args.sequence
+        baseline = {}
+        for name in args.layers:
+            layer = make_layer(name, vocab)
+            layer.build()
+            optimizer = keras.optimizers.SGD(0.01)
+            optimizer.build(layer.trainable_weights)
+
+            def forward(ids, layer=layer):
+                return layer(ids)
+
+            def train_step(ids, layer=layer, optimizer=optimizer):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(layer(ids)))
+                grads = tape.gradient(loss, layer.trainable_weights)
+                optimizer.apply(grads, layer.trainable_weights)
+                return loss
+
+            for xla in (False, True):
+                for mode, function in (("forward", forward), ("train step", train_step)):
+                    compiled = tf.function(function, jit_compile=xla)
+                    rate = median_rate(compiled, (ids,), tokens, args.steps, args.repeats)
+                    key = (mode, xla)
+                    if name == "Embedding":
+                        baseline[key] = rate
+                    rows.append(
+                        dict(vocab=vocab, layer=name, mode=mode, xla=xla,
+                             tokens_per_s=rate, ratio=rate / baseline[key])
+                    )
+                    print(f"  V={vocab:,} {name:<16} {mode:<10} xla={xla!s:<5} {rate:>12,.0f} tok/s"
+                          f"  x{rate / baseline[key]:.2f}", flush=True)
+            del layer, optimizer
+    return rows
+
+
+_LOGITS_CHILD = """
+import os, resource, sys, time, json, statistics
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+import numpy as np, tensorflow as tf, keras
+from keras_subembed.layers import SubEmbedding
+variant, vocab, width, positions, repeats, xla = sys.argv[1:7]
+vocab, width, positions, repeats = int(vocab), int(width), int(positions), int(repeats)
+hidden = tf.constant(np.random.default_rng(0).normal(size=(positions, width)), tf.float32)
+if variant == "dense":
+    table = tf.Variable(np.random.default_rng(1).normal(size=(vocab, width)).astype("float32"))
+    function = lambda h: tf.matmul(h, table, transpose_b=True)
+else:
+    k = int(variant.split("K=")[1].split()[0])
+    layer = SubEmbedding(vocab, width, num_tables=k,
+                         assignment="random" if "random" in variant else "digits", seed=0)
+    layer.build()
+    function = lambda h: layer(h, reverse=True)
+function = tf.function(function, jit_compile=xla == "True")
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+function(hidden).numpy()
+times = []
+for _ in range(repeats):
+    start = time.perf_counter()
+    function(hidden).numpy()
+    times.append(time.perf_counter() - start)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+print(json.dumps({"seconds": statistics.median(times), "peak_mib": peak / 1024}))
+"""
+
+
+def logits_rows(args):
+    rows = []
+    vocab = 50_265
+    variants = ["dense", "SubEmbedding K=2", "SubEmbedding K=3", "SubEmbedding K=4",
+                "SubEmbedding K=3 random"]
+    for xla in (False, True):
+        baseline = None
+        for variant in variants:
+            output = subprocess.run(
+                [sys.executable, "-c", _LOGITS_CHILD, variant, str(vocab), str(WIDTH),
+                 str(args.positions), str(args.repeats), str(xla)],
+                check=True, capture_output=True, text=True,
+            ).stdout.strip().splitlines()[-1]
+            result = json.loads(output)
+            baseline = baseline or result["seconds"]
+            rows.append(dict(variant=variant, xla=xla, speedup=baseline / result["seconds"], **result))
+            print(f"  tied logits {variant:<24} xla={xla!s:<5} {result['seconds'] * 1e3:8.1f} ms"
+                  f"  x{baseline / result['seconds']:.2f}  peak +{result['peak_mib']:.0f} MiB", flush=True)
+    return rows
+
+
+def markdown(lookup, logits, args):
+    lines = [f"Lookup, d={WIDTH}, batch {args.batch}x{args.sequence}; tokens/s (median of "
+             f"{args.repeats} runs of {args.steps} calls); ratio vs Embedding in the same run.", "",
+             "| V | layer | forward | ratio | forward XLA | ratio | train step | ratio | train step XLA | ratio |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    cells = {}
+    for row in lookup:
+        cells.setdefault((row["vocab"], row["layer"]), {})[(row["mode"], row["xla"])] = row
+    for (vocab, layer), by_mode in cells.items():
+        parts = []
+        for key in (("forward", False), ("forward", True), ("train step", False), ("train step", True)):
+            row = by_mode[key]
+            parts += [f"{row['tokens_per_s']:,.0f}", f"{row['ratio']:.2f}"]
+        lines.append(f"| {vocab:,} | {layer} | " + " | ".join(parts) + " |")
+    lines += ["", f"Tied logits, {args.positions} positions x V=50,265, d={WIDTH}: median time, "
+              "speed-up vs the dense product, peak RSS growth.", "",
+              "| variant | XLA | time (ms) | speed-up | peak memory (MiB) |", "|---|---|---|---|---|"]
+    for row in logits:
+        lines.append(f"| {row['variant']} | {row['xla']} | {row['seconds'] * 1e3:.1f} | "
+                     f"{row['speedup']:.2f} | {row['peak_mib']:.0f} |")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--vocab-sizes", type=int, nargs="+", default=[50_265, 250_002])
+    parser.add_argument("--layers", nargs="+",
+                        default=["Embedding", "SubEmbedding K=2", "SubEmbedding K=3", "SubEmbedding K=4"])
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--sequence", type=int, default=128)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--positions", type=int, default=2048)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
+    parser.add_argument("--output", help="write the rows as JSON here")
+    args = parser.parse_args()
+    if args.quick:
+        args.vocab_sizes, args.batch, args.sequence = [5000], 4, 16
+        args.steps, args.repeats, args.positions = 2, 2, 64
+    devices = [d.device_type for d in tf.config.list_physical_devices()]
+    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, devices {devices}, "
+          f"TF {tf.__version__}, Keras {keras.__version__}", flush=True)
+    lookup = lookup_rows(args)
+    logits = logits_rows(args)
+    print(markdown(lookup, logits, args))
+    if args.output:
+        with open(args.output, "w") as handle:
+            json.dump({"lookup": lookup, "logits": logits, "devices": devices}, handle, indent=2)
+
+
+if __name__ == "__main__":
+    main()
