@@ -11,8 +11,8 @@ column divides by the Embedding row measured in the same run.
 
 Tied logits: `hidden @ E.T` for `--positions` hidden states against the
 V=50,265 table vs `SubEmbedding(..., reverse=True)`; each variant runs in its
-own subprocess so its peak resident memory (ru_maxrss growth over a process
-that has built the inputs) can be read.
+own subprocess, where a thread samples the resident memory: the peak growth
+over the process's memory after a warm-up call is reported.
 
     python benchmarks/bench_lookup.py [--quick] [--output results.json]
 """
@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -100,7 +99,7 @@ def lookup_rows(args):
 
 
 _LOGITS_CHILD = """
-import os, resource, sys, time, json, statistics
+import os, sys, time, json, statistics, threading
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
 import numpy as np, tensorflow as tf, keras
 from keras_subembed.layers import SubEmbedding
@@ -117,15 +116,28 @@ else:
     layer.build()
     function = lambda h: layer(h, reverse=True)
 function = tf.function(function, jit_compile=xla == "True")
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-function(hidden).numpy()
+function(hidden).numpy()  # compile, and let the allocator settle
+
+def resident_bytes():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+peak, running = [0], [True]
+def sample():
+    while running[0]:
+        peak[0] = max(peak[0], resident_bytes())
+        time.sleep(0.0005)
+baseline = resident_bytes()
+sampler = threading.Thread(target=sample)
+sampler.start()
 times = []
 for _ in range(repeats):
     start = time.perf_counter()
     function(hidden).numpy()
     times.append(time.perf_counter() - start)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
-print(json.dumps({"seconds": statistics.median(times), "peak_mib": peak / 1024}))
+running[0] = False
+sampler.join()
+print(json.dumps({"seconds": statistics.median(times), "peak_mib": (peak[0] - baseline) / 2**20}))
 """
 
 
@@ -184,6 +196,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--positions", type=int, default=2048)
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
+    parser.add_argument("--part", choices=["all", "lookup", "logits"], default="all")
     parser.add_argument("--output", help="write the rows as JSON here")
     args = parser.parse_args()
     if args.quick:
@@ -192,8 +205,8 @@ def main():
     devices = [d.device_type for d in tf.config.list_physical_devices()]
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, devices {devices}, "
           f"TF {tf.__version__}, Keras {keras.__version__}", flush=True)
-    lookup = lookup_rows(args)
-    logits = logits_rows(args)
+    lookup = lookup_rows(args) if args.part in ("all", "lookup") else []
+    logits = logits_rows(args) if args.part in ("all", "logits") else []
     print(markdown(lookup, logits, args))
     if args.output:
         with open(args.output, "w") as handle:

@@ -1,15 +1,21 @@
 """Index assignment for `SubEmbedding`: which sub-table rows each token uses."""
 
+from keras_subembed.assignment.clustered import clustered_codes
 from keras_subembed.assignment.code_space import minimum_rows_per_table
 from keras_subembed.assignment.code_space import ordinary_capacity
 from keras_subembed.assignment.digits import digit_codes
 from keras_subembed.assignment.random_codes import random_codes
+from keras_subembed.assignment.reconstruction import least_squares_sub_tables
+from keras_subembed.assignment.reconstruction import reconstruction_quality
 from keras_subembed.assignment.validation import check_codes
 
 __all__ = [
     "check_codes",
+    "clustered_codes",
     "digit_codes",
+    "least_squares_sub_tables",
     "minimum_rows_per_table",
     "ordinary_capacity",
     "random_codes",
+    "reconstruction_quality",
 ]

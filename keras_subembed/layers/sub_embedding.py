@@ -4,10 +4,14 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_subembed.assignment.clustered import check_embedding_table
+from keras_subembed.assignment.clustered import clustered_codes
 from keras_subembed.assignment.code_space import minimum_rows_per_table
 from keras_subembed.assignment.code_space import ordinary_capacity
 from keras_subembed.assignment.code_space import smallest_code_dtype
+from keras_subembed.assignment.digits import digit_codes
 from keras_subembed.assignment.random_codes import random_codes
+from keras_subembed.assignment.reconstruction import least_squares_sub_tables
 from keras_subembed.assignment.validation import check_codes
 from keras_subembed.assignment.validation import check_reserved_codes
 from keras_subembed.assignment.validation import check_reserved_ids
@@ -150,6 +154,84 @@ class SubEmbedding(CompressedEmbedding):
         self.embeddings_regularizer = keras.regularizers.get(embeddings_regularizer)
         self.embeddings_constraint = keras.constraints.get(embeddings_constraint)
         self.codes = None  # the stored-codes weight, created in build()
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        table,
+        num_tables=None,
+        rows_per_table=None,
+        assignment="clustered",
+        reserved_ids=(),
+        seed=0,
+        balanced=True,
+        verbose=False,
+        **kwargs,
+    ):
+        """A `SubEmbedding` compressing a pretrained `(V, d)` table.
+
+        Codes come from `assignment` (`"clustered"`: recursive k-means on
+        `table`, see `keras_subembed.assignment.clustered_codes`; `"digits"`;
+        `"random"`), then every sub-table row is set to its least-squares fit
+        to the pretrained vectors that use it (the mean of the matching column
+        chunk of its members), so the layer starts as close to `table` as the
+        structure allows. Compare with
+        `keras_subembed.assignment.reconstruction_quality(table,
+        layer.embedding_table())`.
+
+        Example:
+        >>> table = np.random.default_rng(0).normal(size=(1000, 32))
+        >>> layer = SubEmbedding.from_pretrained(table, num_tables=2, rows_per_table=40)
+        """
+        table = check_embedding_table(table, name="table")
+        num_ids, width = table.shape
+        if kwargs.setdefault("input_dim", num_ids) != num_ids:
+            raise ValueError(
+                f"`input_dim={kwargs['input_dim']}` does not match the table's "
+                f"{num_ids} rows."
+            )
+        if kwargs.setdefault("output_dim", width) != width:
+            raise ValueError(
+                f"`output_dim={kwargs['output_dim']}` does not match the table's "
+                f"width {width}."
+            )
+        num_tables = _DEFAULT_NUM_TABLES if num_tables is None else num_tables
+        if assignment == "clustered":
+            assignment = clustered_codes(
+                table,
+                num_tables,
+                rows_per_table,
+                balanced=balanced,
+                reserved_ids=reserved_ids,
+                seed=seed,
+                verbose=verbose,
+            )
+        elif assignment not in ("digits", "random"):
+            raise ValueError(
+                '`assignment` must be "clustered", "digits" or "random". '
+                f"Received: assignment={assignment!r}"
+            )
+        layer = cls(
+            num_tables=num_tables,
+            rows_per_table=rows_per_table,
+            assignment=assignment,
+            seed=seed,
+            reserved_ids=reserved_ids,
+            **kwargs,
+        )
+        layer.build()
+        if layer.codes is None:
+            codes = digit_codes(
+                num_ids, layer.rows_per_table, layer.num_tables, layer.reserved_ids
+            )
+        else:
+            codes = np.asarray(layer.codes).astype(np.int64)
+        fitted = least_squares_sub_tables(
+            table, codes, layer.rows_per_table, layer.sub_widths
+        )
+        for variable, value in zip(layer.sub_tables, fitted):
+            variable.assign(value)
+        return layer
 
     def _resolve_rows_per_table(self, rows_per_table, explicit_codes):
         num_reserved = len(self.reserved_ids)

@@ -1,0 +1,214 @@
+"""Algorithm 2 of k-sub-embedding: codes from recursive k-means on a pretrained table.
+
+Level 1 clusters every ordinary token into the table-0 rows; level k clusters
+each group of tokens that share a code prefix into at most M groups; the last
+level gives the members of each group distinct codes, drawn without
+replacement (the paper's "random number among M candidates" with replacement
+can give two tokens the same code). Tokens that are close in the pretrained
+space therefore share code prefixes, i.e. sub-vectors.
+
+Capacity: a cluster chosen at level k must hold at most `M^(K-k)` tokens, or
+its members cannot all get distinct codes below it. `balanced=True` (the
+paper's best variant) caps every cluster at `ceil(n / M)` members -- equal
+sizes -- which always fits. `balanced=False` keeps plain k-means clusters and
+only moves the members of overflowing clusters to the nearest cluster with
+room, so it too always yields valid codes.
+"""
+
+import math
+
+import keras
+import numpy as np
+from sklearn.cluster import KMeans
+
+from keras_subembed.assignment.code_space import minimum_rows_per_table
+from keras_subembed.assignment.code_space import ordinary_capacity
+from keras_subembed.assignment.validation import check_reserved_ids
+
+
+def capacitated_assignment(distances, capacity):
+    """Assign each point to a cluster, nearest first, no cluster above `capacity`.
+
+    `distances` is `(points, clusters)`. Pairs are taken in increasing order of
+    distance; a point goes to the nearest cluster that still has room.
+    Requires `points <= clusters * capacity`.
+    """
+    num_points, num_clusters = distances.shape
+    if num_points > num_clusters * capacity:
+        raise ValueError(
+            f"{num_points} points do not fit in {num_clusters} clusters of "
+            f"capacity {capacity}."
+        )
+    labels = np.full(num_points, -1, dtype=np.int64)
+    room = np.full(num_clusters, capacity, dtype=np.int64)
+    order = np.argsort(distances, axis=None, kind="stable")
+    points, clusters = np.divmod(order, num_clusters)
+    remaining = num_points
+    for point, cluster in zip(points.tolist(), clusters.tolist()):
+        if labels[point] < 0 and room[cluster] > 0:
+            labels[point] = cluster
+            room[cluster] -= 1
+            remaining -= 1
+            if not remaining:
+                break
+    return labels
+
+
+def _squared_distances(points, centers):
+    return (
+        np.einsum("ij,ij->i", points, points)[:, None]
+        - 2.0 * points @ centers.T
+        + np.einsum("ij,ij->i", centers, centers)[None, :]
+    )
+
+
+def _cluster(points, num_clusters, capacity, balanced, refinements, random_state):
+    """Labels in `[0, num_clusters)` with at most `capacity` points per label."""
+    num_points = points.shape[0]
+    if num_points <= num_clusters:
+        # Too few points to cluster: one point per cluster.
+        return np.arange(num_points)
+    kmeans = KMeans(num_clusters, n_init=1, max_iter=50, random_state=random_state)
+    labels = kmeans.fit_predict(points)
+    centers = kmeans.cluster_centers_
+    if balanced:
+        capacity = min(capacity, math.ceil(num_points / num_clusters))
+        rounds = refinements
+    else:
+        if np.bincount(labels, minlength=num_clusters).max() <= capacity:
+            return labels
+        rounds = 0
+    labels = capacitated_assignment(_squared_distances(points, centers), capacity)
+    for _ in range(rounds):
+        centers = np.stack(
+            [
+                points[labels == c].mean(axis=0) if np.any(labels == c) else centers[c]
+                for c in range(num_clusters)
+            ]
+        )
+        labels = capacitated_assignment(_squared_distances(points, centers), capacity)
+    return labels
+
+
+def check_embedding_table(embeddings, name="embeddings"):
+    """A finite 2-D float table as float32, or `ValueError` saying what is wrong."""
+    array = np.asarray(embeddings)
+    if array.ndim != 2:
+        raise ValueError(
+            f"`{name}` must be a 2-D (vocabulary, width) array. "
+            f"Received shape {array.shape}."
+        )
+    if not np.issubdtype(array.dtype, np.floating):
+        raise ValueError(
+            f"`{name}` must hold floating-point values. Received dtype {array.dtype}."
+        )
+    bad_rows = np.flatnonzero(~np.isfinite(array).all(axis=1))
+    if bad_rows.size:
+        raise ValueError(
+            f"`{name}` has NaN or infinite values in rows "
+            f"{bad_rows[:5].tolist()}{' and more' if bad_rows.size > 5 else ''}."
+        )
+    return array.astype(np.float32)
+
+
+def clustered_codes(
+    embeddings,
+    num_tables,
+    rows_per_table=None,
+    balanced=True,
+    reserved_ids=(),
+    seed=0,
+    metric="cosine",
+    refinements=2,
+    verbose=False,
+):
+    """Codes `(V, num_tables)` by recursive k-means on a pretrained table.
+
+    Args:
+        embeddings: float array `(V, width)`, the pretrained embedding table.
+        num_tables: K.
+        rows_per_table: M. Defaults to the smallest that fits V ids.
+        balanced: equal-size clusters (capacity `ceil(n / M)` at each level).
+        reserved_ids: ids that get reserved codes (see `code_space`); they
+            are left out of the clustering.
+        seed: makes the result deterministic.
+        metric: `"cosine"` (rows are L2-normalised first) or `"euclidean"`.
+        refinements: rounds of (re-centre, re-assign) after the balanced
+            assignment.
+        verbose: show a progress bar per level.
+
+    Returns:
+        int64 array `(V, num_tables)`; every id has a distinct code tuple and
+        every code is `< rows_per_table`.
+
+    Example:
+    >>> table = np.random.default_rng(0).normal(size=(1000, 16))
+    >>> clustered_codes(table, num_tables=2, rows_per_table=40).shape
+    (1000, 2)
+    """
+    table = check_embedding_table(embeddings)
+    num_ids = table.shape[0]
+    if isinstance(num_tables, bool) or not isinstance(num_tables, int) or num_tables < 1:
+        raise ValueError(
+            f"`num_tables` must be a positive integer. Received: num_tables={num_tables!r}"
+        )
+    if metric not in ("cosine", "euclidean"):
+        raise ValueError(
+            f'`metric` must be "cosine" or "euclidean". Received: metric={metric!r}'
+        )
+    reserved = check_reserved_ids(reserved_ids, num_ids)
+    num_reserved = len(reserved)
+    minimum = minimum_rows_per_table(num_ids, num_tables, num_reserved)
+    if rows_per_table is None:
+        rows_per_table = minimum
+    if (
+        isinstance(rows_per_table, bool)
+        or not isinstance(rows_per_table, (int, np.integer))
+        or rows_per_table <= num_reserved
+        or ordinary_capacity(rows_per_table, num_tables, num_reserved)
+        < num_ids - num_reserved
+    ):
+        raise ValueError(
+            f"`rows_per_table={rows_per_table}` with num_tables={num_tables} "
+            f"cannot give {num_ids} ids distinct codes"
+            + (f" with {num_reserved} reserved ids" if num_reserved else "")
+            + f". The smallest rows_per_table that works is {minimum}."
+        )
+    if metric == "cosine":
+        norms = np.linalg.norm(table, axis=1, keepdims=True)
+        table = table / np.maximum(norms, 1e-12)
+
+    rng = np.random.default_rng(seed)
+    codes = np.zeros((num_ids, num_tables), dtype=np.int64)
+    codes[list(reserved)] = np.arange(num_reserved)[:, None]
+    ordinary = np.setdiff1d(np.arange(num_ids), reserved)
+    groups = [ordinary]
+    for level in range(num_tables):
+        offset = num_reserved if level == 0 else 0
+        choices = rows_per_table - offset
+        last = level == num_tables - 1
+        below = rows_per_table ** (num_tables - 1 - level)  # capacity under a code
+        progress = keras.utils.Progbar(
+            len(groups), verbose=1 if verbose else 0, unit_name="group"
+        )
+        if verbose:
+            print(f"level {level + 1}/{num_tables}: {len(groups)} groups")
+        next_groups = []
+        for index, members in enumerate(groups):
+            if last:
+                labels = rng.permutation(choices)[: members.size]
+            else:
+                labels = _cluster(
+                    table[members],
+                    choices,
+                    below,
+                    balanced,
+                    refinements,
+                    random_state=int(rng.integers(2**31 - 1)),
+                )
+            codes[members, level] = offset + labels
+            if not last:
+                next_groups += [members[labels == c] for c in np.unique(labels)]
+            progress.update(index + 1)
+        groups = next_groups
+    return codes
