@@ -29,9 +29,11 @@ from keras_subembed.assignment.validation import check_reserved_ids
 def capacitated_assignment(distances, capacity):
     """Assign each point to a cluster, nearest first, no cluster above `capacity`.
 
-    `distances` is `(points, clusters)`. Pairs are taken in increasing order of
-    distance; a point goes to the nearest cluster that still has room.
-    Requires `points <= clusters * capacity`.
+    `distances` is `(points, clusters)`. In rounds, every unassigned point
+    proposes to its nearest cluster that still has room, and each cluster
+    accepts its closest proposers up to its room; full clusters drop out.
+    Every round fills at least one cluster or places every point, so it ends
+    within `clusters` rounds. Requires `points <= clusters * capacity`.
     """
     num_points, num_clusters = distances.shape
     if num_points > num_clusters * capacity:
@@ -41,16 +43,23 @@ def capacitated_assignment(distances, capacity):
         )
     labels = np.full(num_points, -1, dtype=np.int64)
     room = np.full(num_clusters, capacity, dtype=np.int64)
-    order = np.argsort(distances, axis=None, kind="stable")
-    points, clusters = np.divmod(order, num_clusters)
-    remaining = num_points
-    for point, cluster in zip(points.tolist(), clusters.tolist()):
-        if labels[point] < 0 and room[cluster] > 0:
-            labels[point] = cluster
-            room[cluster] -= 1
-            remaining -= 1
-            if not remaining:
-                break
+    pending = np.arange(num_points)
+    while pending.size:
+        open_clusters = np.flatnonzero(room > 0)
+        candidate = distances[np.ix_(pending, open_clusters)]
+        nearest = candidate.argmin(axis=1)
+        choice = open_clusters[nearest]
+        distance = candidate[np.arange(pending.size), nearest]
+        order = np.lexsort((distance, choice))
+        sorted_choice = choice[order]
+        group_start = np.searchsorted(sorted_choice, sorted_choice, side="left")
+        rank = np.arange(order.size) - group_start
+        accepted = order[rank < room[sorted_choice]]
+        labels[pending[accepted]] = choice[accepted]
+        room -= np.bincount(choice[accepted], minlength=num_clusters)
+        still_pending = np.ones(pending.size, dtype=bool)
+        still_pending[accepted] = False
+        pending = pending[still_pending]
     return labels
 
 
