@@ -21,8 +21,7 @@ import keras
 import numpy as np
 from sklearn.cluster import KMeans
 
-from keras_subembed.assignment.code_space import minimum_rows_per_table
-from keras_subembed.assignment.code_space import ordinary_capacity
+from keras_subembed.assignment.code_space import check_rows_per_table
 from keras_subembed.assignment.validation import check_reserved_ids
 
 
@@ -167,22 +166,9 @@ def clustered_codes(
         )
     reserved = check_reserved_ids(reserved_ids, num_ids)
     num_reserved = len(reserved)
-    minimum = minimum_rows_per_table(num_ids, num_tables, num_reserved)
-    if rows_per_table is None:
-        rows_per_table = minimum
-    if (
-        isinstance(rows_per_table, bool)
-        or not isinstance(rows_per_table, (int, np.integer))
-        or rows_per_table <= num_reserved
-        or ordinary_capacity(rows_per_table, num_tables, num_reserved)
-        < num_ids - num_reserved
-    ):
-        raise ValueError(
-            f"`rows_per_table={rows_per_table}` with num_tables={num_tables} "
-            f"cannot give {num_ids} ids distinct codes"
-            + (f" with {num_reserved} reserved ids" if num_reserved else "")
-            + f". The smallest rows_per_table that works is {minimum}."
-        )
+    rows_per_table = check_rows_per_table(
+        rows_per_table, num_ids, num_tables, num_reserved
+    )
     if metric == "cosine":
         norms = np.linalg.norm(table, axis=1, keepdims=True)
         table = table / np.maximum(norms, 1e-12)

@@ -75,3 +75,31 @@ def smallest_code_dtype(rows_per_table):
     if rows_per_table <= 2**15:
         return "int16"
     return "int32"
+
+
+def check_rows_per_table(rows_per_table, num_ids, num_tables, num_reserved=0):
+    """`rows_per_table` as an int if it gives every id a distinct code, else `ValueError`."""
+    minimum = minimum_rows_per_table(num_ids, num_tables, num_reserved)
+    if rows_per_table is None:
+        return minimum
+    if (
+        isinstance(rows_per_table, bool)
+        or not isinstance(rows_per_table, (int, np.integer))
+        or rows_per_table <= 0
+    ):
+        raise ValueError(
+            "`rows_per_table` must be a positive integer. "
+            f"Received: rows_per_table={rows_per_table!r}"
+        )
+    if (
+        rows_per_table <= num_reserved
+        or ordinary_capacity(rows_per_table, num_tables, num_reserved)
+        < num_ids - num_reserved
+    ):
+        raise ValueError(
+            f"`rows_per_table={rows_per_table}` with num_tables={num_tables} "
+            f"gives too few distinct codes for input_dim={num_ids}"
+            + (f" with {num_reserved} reserved ids" if num_reserved else "")
+            + f". The smallest rows_per_table that works is {minimum}."
+        )
+    return int(rows_per_table)

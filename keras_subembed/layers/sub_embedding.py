@@ -6,8 +6,7 @@ from keras import ops
 
 from keras_subembed.assignment.clustered import check_embedding_table
 from keras_subembed.assignment.clustered import clustered_codes
-from keras_subembed.assignment.code_space import minimum_rows_per_table
-from keras_subembed.assignment.code_space import ordinary_capacity
+from keras_subembed.assignment.code_space import check_rows_per_table
 from keras_subembed.assignment.code_space import smallest_code_dtype
 from keras_subembed.assignment.digits import digit_codes
 from keras_subembed.assignment.random_codes import random_codes
@@ -234,27 +233,13 @@ class SubEmbedding(CompressedEmbedding):
         return layer
 
     def _resolve_rows_per_table(self, rows_per_table, explicit_codes):
-        num_reserved = len(self.reserved_ids)
-        minimum = minimum_rows_per_table(
-            self.input_dim, self.num_tables, num_reserved
-        )
-        if rows_per_table is None:
-            if explicit_codes is not None:
-                return int(explicit_codes.max()) + 1
-            return minimum
-        rows = check_positive_int("rows_per_table", rows_per_table)
-        if explicit_codes is None and (
-            rows <= num_reserved
-            or ordinary_capacity(rows, self.num_tables, num_reserved)
-            < self.input_dim - num_reserved
-        ):
-            raise ValueError(
-                f"`rows_per_table={rows}` with num_tables={self.num_tables} "
-                f"gives too few distinct codes for input_dim={self.input_dim}"
-                + (f" with {num_reserved} reserved ids" if num_reserved else "")
-                + f". The smallest rows_per_table that works is {minimum}."
+        if explicit_codes is None:
+            return check_rows_per_table(
+                rows_per_table, self.input_dim, self.num_tables, len(self.reserved_ids)
             )
-        return rows
+        if rows_per_table is None:
+            return int(explicit_codes.max()) + 1
+        return check_positive_int("rows_per_table", rows_per_table)
 
     @staticmethod
     def _resolve_seed(seed, assignment):
