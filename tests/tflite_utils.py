@@ -24,6 +24,7 @@ class TFLiteRunner:
     """Runs the single signature of a .tflite flatbuffer with the LiteRT interpreter."""
 
     def __init__(self, flatbuffer):
+        self.file_bytes = len(flatbuffer)
         self.interpreter = Interpreter(model_content=flatbuffer)
         (self.key,) = self.interpreter.get_signature_list()
         self.input_names = self.interpreter.get_signature_list()[self.key]["inputs"]

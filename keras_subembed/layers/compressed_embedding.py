@@ -17,6 +17,19 @@ def check_positive_int(name, value):
     return int(value)
 
 
+def check_seed(seed):
+    """A seed in [0, 2^32); drawn at random when `None` (record it in the config)."""
+    if seed is None:
+        return int(np.random.SeedSequence().entropy % 2**32)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (
+        0 <= seed < 2**32
+    ):
+        raise ValueError(
+            f"`seed` must be an int in [0, 2**32) or None. Received: seed={seed!r}"
+        )
+    return int(seed)
+
+
 def known_values(tensor):
     """The values of `tensor` as NumPy when they exist now (eager), else `None`.
 
@@ -51,23 +64,34 @@ class CompressedEmbedding(keras.layers.Layer):
       SavedModel, TFLite), where no error can be raised, they map to an
       all-zero vector -- never to another token's vector;
     * `compute_mask` as `keras.layers.Embedding` (`mask_zero`);
-    * `embedding_table()` and `compression_report()`.
+    * `embedding_table()` and `compression_report()`;
+    * the **inference cache**: `freeze()` (or `cached=True` in the config)
+      stores the `(input_dim, output_dim)` table in a non-trainable weight
+      `cached_table`, and lookups read it instead of computing vectors.
+      Layers whose tied logits are `hidden @ table.T` (`tied_to_table`) read
+      it for `reverse=True` too; the others keep their own `logits()`.
     """
 
-    def __init__(self, input_dim, output_dim, mask_zero=False, **kwargs):
+    tied_to_table = True
+
+    def __init__(self, input_dim, output_dim, mask_zero=False, cached=False, **kwargs):
         input_dim = check_positive_int("input_dim", input_dim)
         output_dim = check_positive_int("output_dim", output_dim)
         if not isinstance(mask_zero, bool):
             raise ValueError(
                 f"`mask_zero` must be a bool. Received: mask_zero={mask_zero!r}"
             )
+        if not isinstance(cached, bool):
+            raise ValueError(f"`cached` must be a bool. Received: cached={cached!r}")
         super().__init__(**kwargs)
         self.input_dim = input_dim
         self.output_dim = output_dim
         self.mask_zero = mask_zero
         self.supports_masking = mask_zero
+        self.cached = cached
+        self.cached_table = None
 
-    def embed(self, token_ids):
+    def embed(self, token_ids, training=None):
         """Vectors `(..., output_dim)` of int32 ids all in `[0, input_dim)`."""
         raise NotImplementedError(f"{type(self).__name__} must implement embed().")
 
@@ -75,11 +99,60 @@ class CompressedEmbedding(keras.layers.Layer):
         """Scores `(..., input_dim)` of hidden states against every embedding."""
         raise NotImplementedError(f"{type(self).__name__} must implement logits().")
 
-    def call(self, inputs, reverse=False):
+    def build_cache(self):
+        """Create the `cached_table` weight when `cached`; call at the end of build()."""
+        if self.cached and self.cached_table is None:
+            self.cached_table = self.add_weight(
+                name="cached_table",
+                shape=(self.input_dim, self.output_dim),
+                initializer="zeros",
+                trainable=False,
+            )
+
+    def freeze(self):
+        """Store the current `(input_dim, output_dim)` table for fast inference.
+
+        After `freeze()` lookups are a single gather from `cached_table` (and,
+        where `tied_to_table`, tied logits a single matmul): the speed of a
+        plain `Embedding` at its size. The layer's own weights are kept, so
+        `get_config()` records `cached=True` and a saved model reloads frozen.
+        Training a frozen layer does not update the cache; freeze after
+        training. Returns the layer.
+
+        Example:
+        >>> layer.freeze()
+        >>> layer.cached_table.shape
+        (30522, 256)
+        """
+        if self.cached:
+            return self
+        table = ops.convert_to_numpy(self.embedding_table())
+        self.cached = True
+        # Keras locks a built layer's state; the cache is the one weight that
+        # may be added afterwards (`build()` creates it when `cached=True`).
+        was_locked = self._tracker.locked
+        self._tracker.unlock()
+        try:
+            self.build_cache()
+        finally:
+            if was_locked:
+                self._tracker.lock()
+        self.cached_table.assign(table)
+        return self
+
+    def call(self, inputs, reverse=False, training=None):
         if reverse:
+            if self.cached and self.tied_to_table:
+                hidden = ops.convert_to_tensor(inputs, dtype=self.compute_dtype)
+                table = ops.cast(self.cached_table, self.compute_dtype)
+                return ops.matmul(hidden, ops.transpose(table))
             return self.logits(inputs)
         token_ids, in_range = self._checked_ids(inputs)
-        vectors = self.embed(token_ids)
+        if self.cached:
+            vectors = ops.take(self.cached_table, token_ids, axis=0)
+        else:
+            vectors = self.embed(token_ids, training=training)
+        vectors = ops.cast(vectors, self.compute_dtype)
         return ops.where(ops.expand_dims(in_range, axis=-1), vectors, 0)
 
     def _checked_ids(self, inputs):
@@ -152,6 +225,7 @@ class CompressedEmbedding(keras.layers.Layer):
                 "input_dim": self.input_dim,
                 "output_dim": self.output_dim,
                 "mask_zero": self.mask_zero,
+                "cached": self.cached,
             }
         )
         return config

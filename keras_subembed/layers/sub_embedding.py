@@ -100,9 +100,12 @@ class SubEmbedding(CompressedEmbedding):
         embeddings_regularizer=None,
         embeddings_constraint=None,
         mask_zero=False,
+        cached=False,
         **kwargs,
     ):
-        super().__init__(input_dim, output_dim, mask_zero=mask_zero, **kwargs)
+        super().__init__(
+            input_dim, output_dim, mask_zero=mask_zero, cached=cached, **kwargs
+        )
         self.reserved_ids = check_reserved_ids(reserved_ids, self.input_dim)
         explicit_codes = None
         if isinstance(assignment, str):
@@ -284,6 +287,7 @@ class SubEmbedding(CompressedEmbedding):
                 initializer=initial_codes,
                 trainable=False,
             )
+        self.build_cache()
         self.built = True
 
     def token_codes(self, token_ids):
@@ -325,7 +329,7 @@ class SubEmbedding(CompressedEmbedding):
             codes = [ops.where(is_reserved, reserved_slot, code) for code in codes]
         return codes
 
-    def embed(self, token_ids):
+    def embed(self, token_ids, training=None):
         rows = self.token_codes(token_ids)
         parts = [
             ops.take(table, row, axis=0) for table, row in zip(self.sub_tables, rows)

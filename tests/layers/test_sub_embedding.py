@@ -1,19 +1,19 @@
 import json
-import subprocess
-import sys
-import textwrap
 
 import keras
-import keras_hub
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from keras_subembed.assignment import digit_codes
 from keras_subembed.layers import SubEmbedding
-from tests.tflite_utils import TFLiteRunner
+from tests.layers.layer_contract import assert_keras_file_reloads_in_fresh_process
+from tests.layers.layer_contract import assert_masked_lm_head_trains
+from tests.layers.layer_contract import assert_tflite_matches_keras
+from tests.layers.layer_contract import assert_xla_matches_eager
+from tests.layers.layer_contract import masked_lm_model
+from tests.layers.layer_contract import tflite_masked_lm
 from tests.tflite_utils import assert_no_table_sized_tensor
-from tests.tflite_utils import convert_builtins_only
 
 VOCAB = 300
 WIDTH = 16
@@ -262,50 +262,18 @@ def test_compiled_out_of_range_ids_give_zero_vectors(jit_compile):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_xla_matches_eager_forward_reverse_and_gradient(variant):
-    layer = make_layer(variant)
     ids = np.random.default_rng(1).integers(0, VOCAB, size=(4, 9))
     hidden = np.random.default_rng(2).normal(size=(4, 3, WIDTH)).astype("float32")
-
-    def step(ids, hidden):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(layer(ids) ** 2) + tf.reduce_sum(
-                tf.nn.softmax(layer(hidden, reverse=True))[..., :10]
-            )
-        return layer(ids), layer(hidden, reverse=True), tape.gradient(loss, layer.trainable_weights)
-
-    eager = step(ids, hidden)
-    xla = tf.function(step, jit_compile=True)(ids, hidden)
-    for got, want in zip(tf.nest.flatten(xla), tf.nest.flatten(eager)):
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert_xla_matches_eager(make_layer(variant), ids, hidden)
 
 
 def test_masked_lm_head_ties_to_the_layer_and_trains_with_xla():
     layer = make_layer("random_reserved")
-    head = keras_hub.layers.MaskedLMHead(token_embedding=layer, activation="softmax")
-    token_ids = keras.Input((None,), dtype="int32")
-    mask_positions = keras.Input((None,), dtype="int32")
-    outputs = head(layer(token_ids), mask_positions)
-    model = keras.Model([token_ids, mask_positions], outputs)
-    assert head.vocabulary_size == VOCAB
-    stored_codes = VOCAB * layer.num_tables
-    assert model.count_params() == sum(np.prod(w.shape) for w in model.trainable_weights) + stored_codes
-    assert not any(w.shape == (WIDTH, VOCAB) for w in model.weights)  # tied, no output kernel
-
-    ids = np.random.default_rng(0).integers(1, VOCAB, size=(64, 12))
-    positions = np.tile(np.arange(3), (64, 1))
-    labels = ids[:, :3]
-    model.compile(keras.optimizers.Adam(0.02), "sparse_categorical_crossentropy", jit_compile=True)
-    before = model.evaluate([ids, positions], labels, verbose=0)
-    model.fit([ids, positions], labels, epochs=15, batch_size=16, verbose=0)
-    after = model.evaluate([ids, positions], labels, verbose=0)
-    assert after < 0.5 * before
-
-    hidden = head._intermediate_layer_norm(
-        head._intermediate_dense(np.take_along_axis(np.asarray(layer(ids[:2])), positions[:2, :, None], 1))
-    )
-    logits = np.asarray(hidden) @ np.asarray(layer.embedding_table()).T + np.asarray(head._bias)
-    expected = tf.nn.softmax(logits).numpy()
-    np.testing.assert_allclose(model([ids[:2], positions[:2]]), expected, rtol=1e-4, atol=1e-6)
+    head = assert_masked_lm_head_trains(layer, VOCAB)
+    # Tied: besides the layer's own weights the head has only dense, norm, bias.
+    own = {id(w) for w in layer.weights}
+    head_params = sum(np.prod(w.shape) for w in head.weights if id(w) not in own)
+    assert head_params == WIDTH * WIDTH + WIDTH + 2 * WIDTH + VOCAB
 
 
 # --- serialization -----------------------------------------------------------------
@@ -332,35 +300,10 @@ def test_explicit_codes_config_round_trip():
 
 
 def test_keras_file_reloads_bit_identically_in_a_fresh_process(tmp_path):
-    layer = make_layer("random_reserved")
-    head = keras_hub.layers.MaskedLMHead(token_embedding=layer)
-    token_ids = keras.Input((None,), dtype="int32")
-    mask_positions = keras.Input((None,), dtype="int32")
-    model = keras.Model(
-        [token_ids, mask_positions], [layer(token_ids), head(layer(token_ids), mask_positions)]
-    )
+    model, _ = masked_lm_model(make_layer("random_reserved"))
     ids = np.random.default_rng(5).integers(0, VOCAB, size=(3, 7)).astype("int32")
     positions = np.array([[0, 2]] * 3, dtype="int32")
-    path = tmp_path / "model.keras"
-    model.save(path)
-    np.save(tmp_path / "ids.npy", ids)
-    np.save(tmp_path / "positions.npy", positions)
-    script = textwrap.dedent(
-        f"""
-        import numpy as np, keras
-        import keras_subembed  # registers the layers
-        model = keras.saving.load_model({str(path)!r})
-        ids = np.load({str(tmp_path / 'ids.npy')!r})
-        positions = np.load({str(tmp_path / 'positions.npy')!r})
-        vectors, logits = model([ids, positions])
-        np.save({str(tmp_path / 'vectors.npy')!r}, np.asarray(vectors))
-        np.save({str(tmp_path / 'logits.npy')!r}, np.asarray(logits))
-        """
-    )
-    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
-    vectors, logits = model([ids, positions])
-    np.testing.assert_array_equal(np.load(tmp_path / "vectors.npy"), vectors)
-    np.testing.assert_array_equal(np.load(tmp_path / "logits.npy"), logits)
+    assert_keras_file_reloads_in_fresh_process(model, [ids, positions], tmp_path)
 
 
 # --- TFLite ---------------------------------------------------------------------------
@@ -370,27 +313,7 @@ def test_keras_file_reloads_bit_identically_in_a_fresh_process(tmp_path):
 def test_tflite_builtins_only_matches_keras(variant):
     vocab, width = 30_522, 64
     layer = make_layer(variant, vocab=vocab, width=width, reserved_ids=(0, 100, 101, 102, 103))
-    head = keras_hub.layers.MaskedLMHead(token_embedding=layer)
-    token_ids = keras.Input((None,), dtype="int32")
-    mask_positions = keras.Input((None,), dtype="int32")
-    vectors = layer(token_ids)
-    model = keras.Model([token_ids, mask_positions], [vectors, head(vectors, mask_positions)])
-    signature = [[tf.TensorSpec((None, None), tf.int32), tf.TensorSpec((None, None), tf.int32)]]
-    runner = TFLiteRunner(convert_builtins_only(model, signature))
+    runner, model = tflite_masked_lm(layer)
     assert_no_table_sized_tensor(runner.tensor_shapes(), vocab, width)
     assert "GATHER" in runner.op_names()
-
-    rng = np.random.default_rng(0)
-    for length in (5, 17):
-        ids = rng.integers(0, vocab, size=(2, length)).astype("int32")
-        ids[:, 0] = [0, 101]
-        ids[1, -1] = vocab  # out of range: zero vector, as in compiled Keras
-        positions = np.array([[0, 3], [1, 2]], dtype="int32")
-        want_vectors, want_logits = tf.function(model)([ids, positions])
-        outputs = runner.run_all(ids, positions)
-        by_shape = {value.shape: value for value in outputs}
-        got_vectors = by_shape[(2, length, width)]
-        got_logits = by_shape[(2, 2, vocab)]
-        np.testing.assert_allclose(got_vectors, want_vectors, atol=1e-5)
-        np.testing.assert_allclose(got_logits, want_logits, atol=1e-5)
-        np.testing.assert_array_equal(got_vectors[1, -1], np.zeros(width))
+    assert_tflite_matches_keras(runner, model, vocab, width)

@@ -1,0 +1,335 @@
+"""ALONE: all word embeddings from one trainable vector (Takase & Kobayashi, 2020)."""
+
+import keras
+import numpy as np
+from keras import ops
+
+from keras_subembed.assignment.code_space import smallest_code_dtype
+from keras_subembed.layers import random_filters
+from keras_subembed.layers.compressed_embedding import CompressedEmbedding
+from keras_subembed.layers.compressed_embedding import check_positive_int
+from keras_subembed.layers.compressed_embedding import check_seed
+
+_FILTERS = ("binary", "real")
+
+
+@keras.saving.register_keras_serializable(package="keras_subembed")
+class ALONEEmbedding(CompressedEmbedding):
+    """Every token's vector from one shared vector: `e_w = FFN(filter_w * o)`.
+
+    `o` is a single trainable vector of width `base_dim` (D0). Token w
+    multiplies it elementwise by a fixed random `filter_w`: the sum of one row
+    per source matrix, drawn uniformly for w from each of `num_source_matrices`
+    (M) random matrices of `source_columns` (c) rows. A two-layer FFN without
+    biases (D0 -> `ffn_dim` -> `output_dim`, ReLU, dropout inside) then maps
+    it to the embedding. Only `o` and the FFN are trained.
+
+    Filters (`filter`):
+
+    * `"binary"`: source entries are Bernoulli(1 - p0^(1/M)) bits; the sum is
+      clipped to [0, 1], so each filter element is 0 with probability `p0`.
+    * `"real"`: source entries have mean 0 and variance 1/M, so filter
+      elements are approximately N(0, 1). Each entry is the centred sum of the
+      4 bytes of a hash (Irwin-Hall, not Box-Muller) because only integer
+      arithmetic is bit-identical in TensorFlow, XLA and TFLite.
+
+    **Volatile filters** (`volatile=True`, default): every filter is
+    recomputed inside the graph from (token id, `seed`) by a stateless int32
+    hash (see `keras_subembed.layers.random_filters`). Nothing whose size
+    grows with V or with c * D0 is stored: not in the layer, the `.keras`
+    file or the `.tflite` file. `volatile=False` stores the source matrices
+    (M x c x D0) and each token's row choices (V x M) as non-trainable
+    weights instead; for the same seed both modes give bit-identical filters.
+
+    **Tied logits** (`call(hidden, reverse=True)`) need all V embeddings,
+    which ALONE must run through the FFN on every call (in chunks of
+    `logits_chunk_size` ids): O(V * D0 * ffn_dim) work per call. This is the
+    method's inherent price; after training, `freeze()` stores the V x d
+    table so inference is a plain lookup.
+
+    Out-of-range ids raise eagerly and give all-zero vectors in compiled
+    graphs (see `CompressedEmbedding`).
+
+    Args:
+        input_dim: int. Vocabulary size V.
+        output_dim: int. Width d of each embedding vector.
+        base_dim: int. D0, width of the shared vector `o` and of the filters.
+            Defaults to `output_dim`.
+        ffn_dim: int. Hidden width of the FFN. Defaults to `2 * output_dim`.
+        num_source_matrices: int. M. Defaults to 8 (as the authors).
+        source_columns: int. c, rows in each source matrix. Defaults to 64.
+        filter: `"binary"` or `"real"`.
+        p0: float in (0, 1). Probability that a binary filter element is 0.
+        dropout: float in [0, 1). Dropout on the FFN's hidden layer.
+        dropout_stop_step: int or None. Switch dropout off after this many
+            training calls (the authors switched it off late in training).
+        volatile: bool. Regenerate filters from the seed (True) or store them.
+        seed: int in [0, 2^32). The filters' seed. Drawn at random and
+            recorded in the config when `None`.
+        base_initializer: initializer of `o`. Defaults to the authors':
+            normal with std `(D0 + ffn_dim)^-0.05` (binary) or `^-0.3` (real).
+        kernel_initializer: initializer of the FFN weights (Xavier uniform).
+        kernel_regularizer: regularizer of the FFN weights.
+        mask_zero: bool, as in `keras.layers.Embedding`.
+        cached: bool. Look vectors up in a stored V x d table (see `freeze()`).
+        **kwargs: `keras.layers.Layer` arguments (`name`, `dtype`, ...).
+
+    Example:
+    >>> layer = keras_subembed.layers.ALONEEmbedding(30_522, 256, seed=1)
+    >>> layer(np.array([[101, 7592, 102]])).shape
+    TensorShape([1, 3, 256])
+    >>> layer.compression_report().trainable_params
+    262400
+    """
+
+    logits_chunk_size = 8192
+    tied_to_table = True
+
+    def __init__(
+        self,
+        input_dim,
+        output_dim,
+        base_dim=None,
+        ffn_dim=None,
+        num_source_matrices=8,
+        source_columns=64,
+        filter="binary",
+        p0=0.5,
+        dropout=0.0,
+        dropout_stop_step=None,
+        volatile=True,
+        seed=None,
+        base_initializer=None,
+        kernel_initializer="glorot_uniform",
+        kernel_regularizer=None,
+        mask_zero=False,
+        cached=False,
+        **kwargs,
+    ):
+        super().__init__(
+            input_dim, output_dim, mask_zero=mask_zero, cached=cached, **kwargs
+        )
+        self.base_dim = check_positive_int(
+            "base_dim", self.output_dim if base_dim is None else base_dim
+        )
+        self.ffn_dim = check_positive_int(
+            "ffn_dim", 2 * self.output_dim if ffn_dim is None else ffn_dim
+        )
+        self.num_source_matrices = check_positive_int(
+            "num_source_matrices", num_source_matrices
+        )
+        self.source_columns = check_positive_int("source_columns", source_columns)
+        if filter not in _FILTERS:
+            raise ValueError(
+                f'`filter` must be "binary" or "real". Received: filter={filter!r}'
+            )
+        self.filter = filter
+        if isinstance(p0, bool) or not isinstance(p0, (int, float)) or not 0 < p0 < 1:
+            raise ValueError(
+                f"`p0` must be a probability strictly between 0 and 1. Received: p0={p0!r}"
+            )
+        self.p0 = float(p0)
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not (
+            0 <= dropout < 1
+        ):
+            raise ValueError(
+                f"`dropout` must be a float in [0, 1). Received: dropout={dropout!r}"
+            )
+        self.dropout = float(dropout)
+        if dropout_stop_step is not None:
+            dropout_stop_step = check_positive_int("dropout_stop_step", dropout_stop_step)
+        self.dropout_stop_step = dropout_stop_step
+        if not isinstance(volatile, bool):
+            raise ValueError(f"`volatile` must be a bool. Received: volatile={volatile!r}")
+        self.volatile = volatile
+        self.seed = check_seed(seed)
+        if base_initializer is None:
+            exponent = -0.05 if filter == "binary" else -0.3
+            base_initializer = keras.initializers.RandomNormal(
+                stddev=float((self.base_dim + self.ffn_dim) ** exponent), seed=self.seed
+            )
+        self.base_initializer = keras.initializers.get(base_initializer)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
+        self._keys = random_filters.filter_keys(
+            self.seed, self.num_source_matrices, self.base_dim
+        )
+        self._threshold = random_filters.bernoulli_threshold(
+            self.p0, self.num_source_matrices
+        )
+        if self.dropout:
+            self.seed_generator = keras.random.SeedGenerator(self.seed)
+        self.stored_row_choices = None
+        self.stored_sources = None
+        self.dropout_step = None
+
+    def build(self, input_shape=None):
+        if self.built:
+            return
+        self.base_vector = self.add_weight(
+            name="base_vector", shape=(self.base_dim,), initializer=self.base_initializer
+        )
+        self.hidden_kernel = self.add_weight(
+            name="hidden_kernel",
+            shape=(self.base_dim, self.ffn_dim),
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+        )
+        self.output_kernel = self.add_weight(
+            name="output_kernel",
+            shape=(self.ffn_dim, self.output_dim),
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+        )
+        if not self.volatile:
+            self.stored_row_choices = self._constant_weight(
+                "row_choices",
+                random_filters.row_choices_numpy(
+                    np.arange(self.input_dim), self._keys, self.source_columns
+                ),
+                smallest_code_dtype(self.source_columns),
+            )
+            self.stored_sources = self._constant_weight(
+                "source_matrices",
+                random_filters.source_matrices_numpy(
+                    self._keys, self.source_columns, self.filter, self._threshold
+                ),
+                "uint8" if self.filter == "binary" else "int16",
+            )
+        if self.dropout and self.dropout_stop_step is not None:
+            self.dropout_step = self.add_weight(
+                name="dropout_step",
+                shape=(),
+                dtype="int32",
+                initializer="zeros",
+                trainable=False,
+                aggregation="only_first_replica",
+            )
+        self.build_cache()
+        self.built = True
+
+    def _constant_weight(self, name, value, dtype):
+        return self.add_weight(
+            name=name,
+            shape=value.shape,
+            dtype=dtype,
+            initializer=lambda shape, dtype=None: ops.cast(value, dtype),
+            trainable=False,
+        )
+
+    def _generated_state(self, token_ids, zero):
+        """Row choices `(n, M)` and all source entries `(M * c, D0)`, as int32."""
+        choices = random_filters.row_choices(token_ids, self._keys, self.source_columns)
+        rows = ops.arange(zero, self.source_columns + zero, dtype="int32")
+        every_row = ops.broadcast_to(
+            ops.expand_dims(rows, -1),
+            (self.source_columns, self.num_source_matrices),
+        )
+        entries = random_filters.entry_values(
+            random_filters.source_entries(every_row, self._keys),
+            self.filter,
+            self._threshold,
+        )
+        sources = ops.reshape(
+            ops.transpose(entries, (1, 0, 2)), (-1, self.base_dim)
+        )  # matrix-major: row r of matrix i is at i * c + r
+        return choices, sources
+
+    def filters(self, token_ids):
+        """The float32 filters `(..., base_dim)` of in-range int32 ids."""
+        if not self.built:
+            self.build()
+        token_ids = ops.cast(token_ids, "int32")
+        if self.volatile:
+            rows = random_filters.row_choices(token_ids, self._keys, self.source_columns)
+            entries = random_filters.entry_values(
+                random_filters.source_entries(rows, self._keys),
+                self.filter,
+                self._threshold,
+            )
+        else:
+            rows = ops.cast(ops.take(self.stored_row_choices, token_ids, axis=0), "int32")
+            entries = self._gather_entries(rows, self.stored_sources)
+        return random_filters.combine_entries(
+            entries, self.filter, self.num_source_matrices
+        )
+
+    def _gather_entries(self, rows, sources):
+        offsets = ops.arange(self.num_source_matrices, dtype="int32") * self.source_columns
+        return ops.cast(ops.take(sources, rows + offsets, axis=0), "int32")
+
+    def _all_filters(self, start, stop, zero):
+        """Filters of ids `start..stop-1`, from source matrices (built or stored).
+
+        `zero` is an int32 0 computed from the input. Adding it makes the ids
+        depend on the input, so graph optimizers and the TFLite converter
+        cannot fold the whole table into a stored V x d constant: in volatile
+        mode the file stays small and the table is computed when run.
+        """
+        token_ids = ops.arange(start + zero, stop + zero, dtype="int32")
+        if self.volatile:
+            rows, sources = self._generated_state(token_ids, zero)
+        else:
+            rows = ops.cast(self.stored_row_choices[start:stop], "int32")
+            sources = self.stored_sources
+        return random_filters.combine_entries(
+            self._gather_entries(rows, sources), self.filter, self.num_source_matrices
+        )
+
+    def _feed_forward(self, filters, training=None):
+        base = ops.cast(self.base_vector, self.compute_dtype)
+        masked = ops.cast(filters, self.compute_dtype) * base
+        hidden = ops.relu(ops.matmul(masked, ops.cast(self.hidden_kernel, self.compute_dtype)))
+        if training and self.dropout:
+            hidden = self._dropout(hidden)
+        return ops.matmul(hidden, ops.cast(self.output_kernel, self.compute_dtype))
+
+    def _dropout(self, hidden):
+        rate = ops.convert_to_tensor(self.dropout, dtype=self.compute_dtype)
+        if self.dropout_step is not None:
+            active = ops.less(self.dropout_step, self.dropout_stop_step)
+            rate = ops.where(active, rate, ops.zeros_like(rate))
+            self.dropout_step.assign(self.dropout_step + 1)
+        keep = ops.greater_equal(
+            keras.random.uniform(ops.shape(hidden), seed=self.seed_generator), rate
+        )
+        return ops.where(keep, hidden / (1 - rate), ops.zeros_like(hidden))
+
+    def embed(self, token_ids, training=None):
+        return self._feed_forward(self.filters(token_ids), training=training)
+
+    def logits(self, hidden):
+        hidden = ops.convert_to_tensor(hidden, dtype=self.compute_dtype)
+        # A dynamic batch size makes this 0 input-dependent (sizes are >= 0).
+        zero = ops.minimum(ops.shape(hidden)[0], 0)
+        pieces = []
+        for start in range(0, self.input_dim, self.logits_chunk_size):
+            stop = min(start + self.logits_chunk_size, self.input_dim)
+            table = self._feed_forward(self._all_filters(start, stop, zero))
+            pieces.append(ops.matmul(hidden, ops.transpose(table)))
+        return pieces[0] if len(pieces) == 1 else ops.concatenate(pieces, axis=-1)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "base_dim": self.base_dim,
+                "ffn_dim": self.ffn_dim,
+                "num_source_matrices": self.num_source_matrices,
+                "source_columns": self.source_columns,
+                "filter": self.filter,
+                "p0": self.p0,
+                "dropout": self.dropout,
+                "dropout_stop_step": self.dropout_stop_step,
+                "volatile": self.volatile,
+                "seed": self.seed,
+                "base_initializer": keras.initializers.serialize(self.base_initializer),
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "kernel_regularizer": keras.regularizers.serialize(
+                    self.kernel_regularizer
+                ),
+            }
+        )
+        return config
