@@ -1,4 +1,7 @@
-"""Lookup and tied-logit speed: SubEmbedding vs keras.layers.Embedding.
+"""Lookup and tied-logit speed: compressed layers vs keras.layers.Embedding.
+
+Layer names: "Embedding", "SubEmbedding K=<k> [random]", "ALONE <binary|real>
+[stored]" (ffn_dim = 2 x width), "DeFINE" (map 64 -> expand 1024, 4 layers).
 
 Lookup: token ids of shape (batch, sequence) -> vectors, for each vocabulary
 size, timing
@@ -32,6 +35,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from keras_subembed import layers  # noqa: E402
 from keras_subembed.layers import SubEmbedding  # noqa: E402
 
 WIDTH = 512
@@ -40,6 +44,12 @@ WIDTH = 512
 def make_layer(name, vocab):
     if name == "Embedding":
         return keras.layers.Embedding(vocab, WIDTH)
+    if name.startswith("ALONE"):
+        return layers.ALONEEmbedding(
+            vocab, WIDTH, filter=name.split()[1], volatile="stored" not in name, seed=0
+        )
+    if name.startswith("DeFINE"):
+        return layers.DeFINEEmbedding(vocab, WIDTH, map_dim=64, expand_dim=1024, depth=4)
     num_tables = int(name.split("K=")[1].split()[0])
     assignment = "random" if "random" in name else "digits"
     return SubEmbedding(vocab, WIDTH, num_tables=num_tables, assignment=assignment, seed=0)

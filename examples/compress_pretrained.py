@@ -19,27 +19,21 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
-from scipy.stats import spearmanr  # noqa: E402
 
 from keras_subembed.assignment import reconstruction_quality  # noqa: E402
 from keras_subembed.datasets import minilm_vocabulary  # noqa: E402
 from keras_subembed.datasets import minilm_word_embeddings  # noqa: E402
-from keras_subembed.datasets import word_similarity_pairs  # noqa: E402
+from keras_subembed.datasets import word_similarity_spearman  # noqa: E402
 from keras_subembed.layers import SubEmbedding  # noqa: E402
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
-def similarity_benchmark(name, index):
-    pairs = [(index[a], index[b], score) for a, b, score in word_similarity_pairs(name)
-             if a in index and b in index]
-    return np.array([(a, b) for a, b, _ in pairs]), np.array([s for _, _, s in pairs])
+BENCHMARKS = ("wordsim353", "simlex999")
 
 
-def spearman(table, pairs, scores):
-    a, b = table[pairs[:, 0]], table[pairs[:, 1]]
-    cosine = np.einsum("ij,ij->i", a, b) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-    return spearmanr(cosine, scores).statistic
+def correlations(table, vocabulary):
+    return {name: word_similarity_spearman(table, vocabulary, name)[0] for name in BENCHMARKS}
 
 
 def main():
@@ -52,16 +46,15 @@ def main():
 
     table = minilm_word_embeddings()
     vocabulary = minilm_vocabulary()
-    index = {token: i for i, token in enumerate(vocabulary)}
-    reserved = tuple(index[token] for token in SPECIAL_TOKENS)
-    benchmarks = {name: similarity_benchmark(name, index) for name in ("wordsim353", "simlex999")}
+    reserved = tuple(vocabulary.index(token) for token in SPECIAL_TOKENS)
+    pair_counts = {name: word_similarity_spearman(table, vocabulary, name)[1] for name in BENCHMARKS}
     print(f"MiniLM table {table.shape}, reserved ids {reserved}; pairs of single-token words: "
-          + ", ".join(f"{name} {len(pairs)}" for name, (pairs, _) in benchmarks.items()))
+          + ", ".join(f"{name} {count}" for name, count in pair_counts.items()))
 
     dense_bytes = table.size * 4
     rows = [dict(method="original", K="-", M="-", params=table.size, bytes=dense_bytes, ratio=1.0,
                  cosine=1.0, seconds=0.0,
-                 **{name: spearman(table, *data) for name, data in benchmarks.items()})]
+                 **correlations(table, vocabulary))]
     for config in args.configs:
         num_tables, rows_per_table = (int(part) for part in config.split("x"))
         for method in ("digits", "random", "clustered"):
@@ -77,7 +70,7 @@ def main():
                 method=method, K=num_tables, M=rows_per_table, params=report.trainable_params,
                 bytes=report.stored_bytes, ratio=report.compression_ratio,
                 cosine=reconstruction_quality(table, rebuilt)["mean_cosine"], seconds=seconds,
-                **{name: spearman(rebuilt, *data) for name, data in benchmarks.items()},
+                **correlations(rebuilt, vocabulary),
             ))
             row = rows[-1]
             print(f"  {method:<9} K={num_tables} M={rows_per_table:<4} cos {row['cosine']:.3f} "

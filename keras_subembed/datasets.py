@@ -72,3 +72,23 @@ def word_similarity_pairs(name):
         except ValueError:
             continue  # a header line
     return pairs
+
+
+def word_similarity_spearman(table, vocabulary, name):
+    """Spearman correlation of cosine similarities in `table` with human scores.
+
+    Uses the pairs of `name` (`"wordsim353"` or `"simlex999"`) whose two words
+    are single tokens of `vocabulary` (the table's row order). Returns
+    `(rho, number_of_pairs)`.
+    """
+    from scipy.stats import spearmanr
+
+    index = {token: i for i, token in enumerate(vocabulary)}
+    pairs = [(index[a], index[b], s) for a, b, s in word_similarity_pairs(name)
+             if a in index and b in index]
+    first = np.asarray(table)[[a for a, _, _ in pairs]]
+    second = np.asarray(table)[[b for _, b, _ in pairs]]
+    cosine = np.einsum("ij,ij->i", first, second) / (
+        np.linalg.norm(first, axis=1) * np.linalg.norm(second, axis=1) + 1e-12
+    )
+    return float(spearmanr(cosine, [s for _, _, s in pairs]).statistic), len(pairs)
