@@ -4,5 +4,6 @@ __version__ = "0.1.0"
 
 from keras_subembed import assignment  # noqa: E402
 from keras_subembed import layers  # noqa: E402
+from keras_subembed import models  # noqa: E402
 
-__all__ = ["__version__", "assignment", "layers"]
+__all__ = ["__version__", "assignment", "layers", "models"]

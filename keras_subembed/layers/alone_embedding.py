@@ -220,7 +220,7 @@ class ALONEEmbedding(CompressedEmbedding):
     def _generated_state(self, token_ids, zero):
         """Row choices `(n, M)` and all source entries `(M * c, D0)`, as int32."""
         choices = random_filters.row_choices(token_ids, self._keys, self.source_columns)
-        rows = ops.arange(zero, self.source_columns + zero, dtype="int32")
+        rows = ops.arange(self.source_columns, dtype="int32") + zero
         every_row = ops.broadcast_to(
             ops.expand_dims(rows, -1),
             (self.source_columns, self.num_source_matrices),
@@ -261,12 +261,11 @@ class ALONEEmbedding(CompressedEmbedding):
     def _all_filters(self, start, stop, zero):
         """Filters of ids `start..stop-1`, from source matrices (built or stored).
 
-        `zero` is an int32 0 computed from the input. Adding it makes the ids
-        depend on the input, so graph optimizers and the TFLite converter
-        cannot fold the whole table into a stored V x d constant: in volatile
-        mode the file stays small and the table is computed when run.
+        `zero` is an int32 0 computed from the input (see `logits`).
         """
-        token_ids = ops.arange(start + zero, stop + zero, dtype="int32")
+        # A static-size range (XLA needs one) of at most `logits_chunk_size`
+        # values, shifted: the only constant it leaves is that small range.
+        token_ids = ops.arange(stop - start, dtype="int32") + (start + zero)
         if self.volatile:
             rows, sources = self._generated_state(token_ids, zero)
         else:
@@ -300,8 +299,12 @@ class ALONEEmbedding(CompressedEmbedding):
 
     def logits(self, hidden):
         hidden = ops.convert_to_tensor(hidden, dtype=self.compute_dtype)
-        # A dynamic batch size makes this 0 input-dependent (sizes are >= 0).
-        zero = ops.minimum(ops.shape(hidden)[0], 0)
+        # An int32 0 that depends on the input values (it is 1 only for a NaN
+        # input, whose logits are NaN anyway), so neither XLA nor the TFLite
+        # converter can constant-fold the filters of all V ids (XLA's folding
+        # is slow; the converter's would store a V-sized table in the file).
+        probe = ops.sum(hidden[..., 0])
+        zero = ops.cast(ops.not_equal(probe, probe), "int32")
         pieces = []
         for start in range(0, self.input_dim, self.logits_chunk_size):
             stop = min(start + self.logits_chunk_size, self.input_dim)

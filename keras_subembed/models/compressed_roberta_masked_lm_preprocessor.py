@@ -1,0 +1,56 @@
+"""Masked-LM preprocessing with keras-hub's WordPiece tokenizer and mask generator."""
+
+import keras
+import keras_hub
+
+from keras_subembed.models.compressed_roberta_backbone import CompressedRobertaBackbone
+
+
+@keras.saving.register_keras_serializable(package="keras_subembed")
+class CompressedRobertaMaskedLMPreprocessor(keras_hub.models.MaskedLMPreprocessor):
+    """Raw strings -> `({token_ids, padding_mask, mask_positions}, mask_ids, weights)`.
+
+    keras-hub's `MaskedLMPreprocessor` with a WordPiece tokenizer
+    (`keras_hub.models.BertTokenizer`: `[CLS] ... [SEP]`, `[PAD]`, `[MASK]`)
+    and keras-hub's `MaskedLMMaskGenerator` (15% of tokens selected; of
+    those 80% masked, 10% random, 10% kept). It outputs exactly the inputs of
+    `CompressedRobertaBackbone` and `RobertaMaskedLM` (no `segment_ids`; an
+    int32 `padding_mask`).
+
+    `from_vocabulary()` builds one from a vocabulary list or file; by default
+    the 30,522-token lowercase vocabulary of all-MiniLM-L6-v2, so the
+    pretrained MiniLM table can drive clustered codes.
+
+    Example:
+    >>> preprocessor = CompressedRobertaMaskedLMPreprocessor.from_vocabulary(
+    ...     sequence_length=128)
+    >>> x, y, weights = preprocessor(["The quick brown fox jumped."])
+    """
+
+    backbone_cls = CompressedRobertaBackbone
+    tokenizer_cls = keras_hub.models.BertTokenizer
+
+    @classmethod
+    def from_vocabulary(cls, vocabulary=None, sequence_length=128, lowercase=True, **kwargs):
+        """A preprocessor for `vocabulary` (a list of tokens or a file path).
+
+        `None` uses the MiniLM vocabulary (`keras_subembed.datasets`).
+        `kwargs` go to `keras_hub.models.MaskedLMPreprocessor` (masking rates,
+        `mask_selection_length`, ...).
+        """
+        if vocabulary is None:
+            from keras_subembed.datasets import minilm_vocabulary
+
+            vocabulary = minilm_vocabulary()
+        tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocabulary, lowercase=lowercase)
+        return cls(tokenizer=tokenizer, sequence_length=sequence_length, **kwargs)
+
+    def call(self, x, y=None, sample_weight=None):
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(
+            super().call(x, y, sample_weight)
+        )
+        x = {key: value for key, value in x.items() if key != "segment_ids"}
+        # The backbone's input is int32; a bool mask also breaks input
+        # distribution under tf.distribute.MirroredStrategy (AddN on bool).
+        x["padding_mask"] = keras.ops.cast(x["padding_mask"], "int32")
+        return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
