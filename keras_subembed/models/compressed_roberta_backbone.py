@@ -205,9 +205,18 @@ class CompressedRobertaBackbone(keras_hub.models.Backbone):
         return type(self.token_embedding).__name__
 
     def embedding_parameters(self):
-        """Parameters of the token embedding (and its projection, if any)."""
+        """Trainable parameters of the token embedding (and its projection, if any).
+
+        Stored non-trainable state (e.g. a SubEmbedding's codes) is not
+        counted; `token_embedding.compression_report()` gives stored bytes.
+        """
         layers = [self.token_embedding, self.embedding_projection]
-        return sum(layer.count_params() for layer in layers if layer is not None)
+        return sum(
+            int(np.prod(weight.shape))
+            for layer in layers
+            if layer is not None
+            for weight in layer.trainable_weights
+        )
 
     @classmethod
     def from_backbone(

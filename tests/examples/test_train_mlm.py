@@ -1,0 +1,39 @@
+import json
+import pathlib
+import subprocess
+import sys
+
+import keras
+import numpy as np
+
+import keras_subembed  # noqa: F401  (registers the classes for load_model)
+
+ROOT = pathlib.Path(__file__).parents[2]
+
+
+def test_train_mlm_runs_end_to_end_and_writes_models_json_and_plot(tmp_path):
+    """The README's main job, at toy size, on the real Lee corpus with a corpus vocabulary."""
+    command = [
+        sys.executable, str(ROOT / "examples" / "train_mlm.py"),
+        "--embeddings", "embedding", "sub-digits", "alone", "define",
+        "--steps", "4", "--eval-every", "2", "--batch-size", "4", "--sequence-length", "32",
+        "--num-layers", "1", "--hidden-dim", "32", "--num-heads", "2", "--intermediate-dim", "64",
+        "--vocabulary", "corpus", "--vocabulary-size", "2000", "--no-xla", "--output-dir", str(tmp_path),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "| embedding | embedding params |" in result.stdout
+    summary = json.loads((tmp_path / "results.json").read_text())
+    rows = {row["embedding"]: row for row in summary["results"]}
+    assert list(rows) == ["embedding", "sub-digits", "alone", "define"]
+    vocabulary_size = rows["embedding"]["embedding_params"] // 32
+    assert 1000 < vocabulary_size <= 2000
+    for name, row in rows.items():
+        assert len(row["curve"]) == 2 and row["steps"] == 4
+        assert np.isfinite(row["heldout_loss"]) and 0 <= row["heldout_accuracy"] <= 1
+        assert row["tokens_per_second"] > 0
+        model = keras.saving.load_model(row["model"])
+        assert model.backbone.embedding_kind == {"sub-digits": "sub"}.get(name, name)
+        assert model.preprocessor.tokenizer.vocabulary_size() == vocabulary_size
+    assert rows["sub-digits"]["embedding_params"] < rows["embedding"]["embedding_params"] / 10
+    assert (tmp_path / "mlm_results.png").stat().st_size > 10_000
