@@ -3,7 +3,8 @@
 __version__ = "0.1.0"
 
 from keras_subembed import assignment  # noqa: E402
+from keras_subembed import export  # noqa: E402
 from keras_subembed import layers  # noqa: E402
 from keras_subembed import models  # noqa: E402
 
-__all__ = ["__version__", "assignment", "layers", "models"]
+__all__ = ["__version__", "assignment", "export", "layers", "models"]

@@ -9,6 +9,7 @@ from keras_subembed.layers import random_filters
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.compressed_embedding import check_positive_int
 from keras_subembed.layers.compressed_embedding import check_seed
+from keras_subembed.layers.compressed_embedding import input_dependent_zero
 
 _FILTERS = ("binary", "real")
 
@@ -299,12 +300,8 @@ class ALONEEmbedding(CompressedEmbedding):
 
     def logits(self, hidden):
         hidden = ops.convert_to_tensor(hidden, dtype=self.compute_dtype)
-        # An int32 0 that depends on the input values (it is 1 only for a NaN
-        # input, whose logits are NaN anyway), so neither XLA nor the TFLite
-        # converter can constant-fold the filters of all V ids (XLA's folding
-        # is slow; the converter's would store a V-sized table in the file).
-        probe = ops.sum(hidden[..., 0])
-        zero = ops.cast(ops.not_equal(probe, probe), "int32")
+        # Keeps the filters of all V ids from being constant-folded.
+        zero = input_dependent_zero(hidden)
         pieces = []
         for start in range(0, self.input_dim, self.logits_chunk_size):
             stop = min(start + self.logits_chunk_size, self.input_dim)

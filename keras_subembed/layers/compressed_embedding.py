@@ -30,6 +30,19 @@ def check_seed(seed):
     return int(seed)
 
 
+def input_dependent_zero(hidden):
+    """An int32 0 that graph compilers cannot prove is 0.
+
+    It is 1 only when `hidden` holds a NaN (whose logits are NaN anyway).
+    Adding it to an index or a cast keeps XLA and the TFLite converter from
+    constant-folding weight-only computations: XLA's folding is slow, and the
+    converter would store the folded result (e.g. V-sized int32 copies of
+    uint8 codes, or a whole V x d table) in the `.tflite` file.
+    """
+    probe = ops.sum(hidden[..., 0])
+    return ops.cast(ops.not_equal(probe, probe), "int32")
+
+
 def known_values(tensor):
     """The values of `tensor` as NumPy when they exist now (eager), else `None`.
 

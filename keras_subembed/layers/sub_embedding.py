@@ -16,6 +16,7 @@ from keras_subembed.assignment.validation import check_reserved_codes
 from keras_subembed.assignment.validation import check_reserved_ids
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.compressed_embedding import check_positive_int
+from keras_subembed.layers.compressed_embedding import input_dependent_zero
 
 _INT32_MAX = 2**31 - 1
 _DEFAULT_NUM_TABLES = 3
@@ -353,11 +354,16 @@ class SubEmbedding(CompressedEmbedding):
         if self.codes is None:
             flat_logits = self._digit_logits(scores)
         else:
-            flat_logits = self._gathered_logits(scores)
+            flat_logits = self._gathered_logits(scores, input_dependent_zero(flat))
         return ops.reshape(flat_logits, (*leading_shape, self.input_dim))
 
-    def _gathered_logits(self, scores):
-        code_columns = ops.unstack(ops.cast(self.codes, "int32"), self.num_tables, axis=1)
+    def _gathered_logits(self, scores, zero):
+        # XOR with an input-dependent 0 before the cast keeps the converter
+        # from folding int32 copies of the codes (4x their stored size) into
+        # the .tflite file.
+        codes = ops.bitwise_xor(self.codes, ops.cast(zero, self.codes.dtype))
+        codes = ops.cast(codes, "int32")
+        code_columns = ops.unstack(codes, self.num_tables, axis=1)
         total = None
         for score, column in zip(scores, code_columns):
             # Rows of the transposed scores are contiguous: a row gather is a copy.

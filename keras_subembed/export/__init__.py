@@ -1,0 +1,21 @@
+"""Export compressed models to SavedModel and small, verified, builtins-only .tflite files."""
+
+from keras_subembed.export.export_report import ExportReport
+from keras_subembed.export.saved_model import EMBEDDING_MODES
+from keras_subembed.export.saved_model import export_saved_model
+from keras_subembed.export.tflite import QUANTIZATIONS
+from keras_subembed.export.tflite import TOLERANCES
+from keras_subembed.export.tflite import ExportVerificationError
+from keras_subembed.export.tflite import UnsupportedOpError
+from keras_subembed.export.tflite import export_tflite
+
+__all__ = [
+    "EMBEDDING_MODES",
+    "QUANTIZATIONS",
+    "TOLERANCES",
+    "ExportReport",
+    "ExportVerificationError",
+    "UnsupportedOpError",
+    "export_saved_model",
+    "export_tflite",
+]

@@ -1,0 +1,64 @@
+"""Reading what a `.tflite` flatbuffer stores: op names and constant buffers."""
+
+import numpy as np
+
+
+def _schema():
+    from tensorflow.lite.python import schema_py_generated
+
+    return schema_py_generated
+
+
+def constant_tensors(flatbuffer):
+    """`[(name, shape, bytes)]` of every tensor backed by a non-empty buffer."""
+    schema = _schema()
+    model = schema.Model.GetRootAsModel(flatbuffer, 0)
+    sizes = {}
+    for index in range(model.BuffersLength()):
+        buffer = model.Buffers(index)
+        sizes[index] = buffer.DataLength() or int(buffer.Size())
+    seen, constants = set(), []
+    for graph_index in range(model.SubgraphsLength()):
+        graph = model.Subgraphs(graph_index)
+        for tensor_index in range(graph.TensorsLength()):
+            tensor = graph.Tensors(tensor_index)
+            buffer = tensor.Buffer()
+            if sizes.get(buffer, 0) and buffer not in seen:
+                seen.add(buffer)
+                shape = tuple(int(d) for d in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else ()
+                constants.append((tensor.Name().decode(), shape, sizes[buffer]))
+    return constants
+
+
+def op_names(flatbuffer):
+    """Sorted names of the builtin (or custom) ops the file uses."""
+    schema = _schema()
+    model = schema.Model.GetRootAsModel(flatbuffer, 0)
+    names = {value: key for key, value in vars(schema.BuiltinOperator).items()
+             if not key.startswith("_")}
+    ops = set()
+    for index in range(model.OperatorCodesLength()):
+        code = model.OperatorCodes(index)
+        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        if builtin == schema.BuiltinOperator.CUSTOM:
+            ops.add(f"CUSTOM:{code.CustomCode().decode()}")
+        else:
+            ops.add(names.get(builtin, str(builtin)))
+    return tuple(sorted(ops))
+
+
+def embedding_constant_bytes(flatbuffer, embedding_layer):
+    """Bytes of constants shaped like one of the embedding layer's weights.
+
+    TFLite may store a kernel transposed, so both orientations match. Folded
+    constants derived from the weights (e.g. int32 copies of stored codes)
+    have the same shape and are counted too.
+    """
+    if embedding_layer is None:
+        return 0
+    shapes = set()
+    for weight in embedding_layer.weights:
+        shape = tuple(int(d) for d in weight.shape)
+        if int(np.prod(shape)) > 1:
+            shapes.update({shape, tuple(reversed(shape))})
+    return sum(size for _, shape, size in constant_tensors(flatbuffer) if shape in shapes)
