@@ -149,7 +149,7 @@ def unsupported_op_error(error, model):
     if not ops:
         return RuntimeError(f"TFLite conversion failed: {text[-2000:]}")
     layer_names = {layer.name for layer in model._flatten_layers()}
-    locations = re.findall(r'loc\(.*?"([^"]+)"', text)
+    locations = re.findall(r'"([^"]*/[^"]*)"', text)  # op paths: "model_1/layer_1/op@fn"
     parts = {re.sub(r"_\d+$", "", part) for loc in locations for part in loc.split("/")}
     layers = sorted(parts & layer_names)
     where = f" (in layer {', '.join(layers)})" if layers else ""
