@@ -52,7 +52,7 @@ ALL_EMBEDDINGS = ["embedding", "sub-digits", "sub-clustered", "alone", "define",
 DEFAULT_EMBEDDINGS = ["embedding", "sub-digits", "sub-clustered", "alone", "define"]
 
 
-def parse_args():
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", help="text file, one document per line (default: Lee corpus)")
     parser.add_argument("--embeddings", nargs="+", default=DEFAULT_EMBEDDINGS, choices=ALL_EMBEDDINGS)
@@ -76,7 +76,7 @@ def parse_args():
     parser.add_argument("--no-xla", action="store_true", help="compile without jit_compile")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output-dir", default="mlm_results")
-    return parser.parse_args()
+    return parser.parse_args(argv)
 
 
 def read_documents(path):
@@ -256,11 +256,8 @@ def plot(results, path):
     figure.savefig(path, dpi=120)
 
 
-def main():
-    args = parse_args()
-    keras.utils.set_random_seed(args.seed)
-    output_dir = pathlib.Path(args.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
+def prepare_data(args):
+    """(preprocessor, train dataset, held-out arrays, vocabulary, reserved ids)."""
     documents = read_documents(args.corpus)
     order = np.random.default_rng(args.seed).permutation(len(documents))
     num_heldout = max(1, int(round(args.heldout_fraction * len(documents))))
@@ -288,22 +285,16 @@ def main():
         .batch(args.batch_size, drop_remainder=True)
         .map(preprocessor, num_parallel_calls=tf.data.AUTOTUNE)
         .prefetch(tf.data.AUTOTUNE))
+    return preprocessor, train_dataset, heldout, (vocabulary, vocabulary_name), reserved
 
-    results, cache = [], {}
-    for name in args.embeddings:
-        settings = embedding_settings(name, vocabulary, reserved, args, cache)
-        if settings is None:
-            print(f"\n=== {name}: skipped (clustered codes need the MiniLM vocabulary and table) ===")
-            continue
-        results.append(train_one(name, settings, preprocessor, train_dataset, heldout, args))
 
+def print_table(results, heldout, args):
     baseline = next((r for r in results if r["embedding"] == "embedding"), None)
     print(f"\n{results[0]['steps']} steps of {args.batch_size} x {args.sequence_length} tokens, "
           f"{args.num_layers} layers, hidden {args.hidden_dim}; held-out: "
           f"{int(heldout[2].sum())} masked tokens")
     header = ("| embedding | embedding params | embedding bytes | total params | compression "
-              "| held-out loss "
-              "| vs baseline | held-out accuracy | train tokens/s |")
+              "| held-out loss | vs baseline | held-out accuracy | train tokens/s |")
     print(header)
     print("|---" * (header.count("|") - 1) + "|")
     for result in results:
@@ -313,6 +304,22 @@ def main():
               f"| {result['embedding_stored_bytes']:,} | {result['total_params']:,} "
               f"| {result['compression']:.0f}x | {result['heldout_loss']:.3f} | {relative} "
               f"| {result['heldout_accuracy']:.3f} | {result['tokens_per_second']:,.0f} |")
+
+
+def main():
+    args = parse_args()
+    keras.utils.set_random_seed(args.seed)
+    output_dir = pathlib.Path(args.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    preprocessor, train_dataset, heldout, (vocabulary, vocabulary_name), reserved = prepare_data(args)
+    results, cache = [], {}
+    for name in args.embeddings:
+        settings = embedding_settings(name, vocabulary, reserved, args, cache)
+        if settings is None:
+            print(f"\n=== {name}: skipped (clustered codes need the MiniLM vocabulary and table) ===")
+            continue
+        results.append(train_one(name, settings, preprocessor, train_dataset, heldout, args))
+    print_table(results, heldout, args)
     summary = dict(arguments=vars(args), vocabulary=vocabulary_name, results=results)
     (output_dir / "results.json").write_text(json.dumps(summary, indent=2))
     plot(results, output_dir / "mlm_results.png")

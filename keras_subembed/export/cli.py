@@ -38,13 +38,25 @@ def write_vocabulary(model, tflite_path, overwrite):
     return path
 
 
+def calibration_data(model):
+    """A representative dataset for int8: sample inputs at a few lengths."""
+    from keras_subembed.export.tflite import make_sample_inputs
+
+    samples = make_sample_inputs(model, [16, 64, 128], batch_size=1)
+
+    def representative():
+        for sample in samples * 10:
+            yield sample
+
+    return representative
+
+
 def main(argv=None):
     args = parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     from keras_subembed.export.saved_model import export_saved_model
     from keras_subembed.export.saved_model import load_model
     from keras_subembed.export.tflite import export_tflite
-    from keras_subembed.export.tflite import make_sample_inputs
 
     try:
         model = load_model(args.model)
@@ -54,14 +66,7 @@ def main(argv=None):
             print(f"wrote SavedModel {path}")
         if args.tflite:
             quantization = None if args.quantization == "none" else args.quantization
-            representative = None  # calibration data for int8
-            if quantization == "int8":
-                samples = make_sample_inputs(model, [16, 64, 128], batch_size=1)
-
-                def representative():  # noqa: F811
-                    for sample in samples * 10:
-                        yield sample
-
+            representative = calibration_data(model) if quantization == "int8" else None
             report = export_tflite(model, args.tflite, quantization=quantization,
                                    representative_dataset=representative,
                                    embedding_mode=args.embedding_mode,

@@ -10,8 +10,14 @@ from keras_subembed.layers.compressed_embedding import check_positive_int
 from keras_subembed.layers.group_linear import GroupLinear
 
 
-def hgt_groups(depth, max_groups):
-    """Groups per layer: g_max halved each layer, at least 1; the last layer 1."""
+def hgt_groups(depth, max_groups, schedule="hierarchical"):
+    """Groups per layer.
+
+    `"hierarchical"` (HGT): g_max halved each layer, at least 1, the last
+    layer 1. `"fixed"` (GLT, the paper's ablation): g_max in every layer.
+    """
+    if schedule == "fixed":
+        return [max_groups] * depth
     groups = [max(max_groups // 2**layer, 1) for layer in range(depth)]
     groups[-1] = 1
     return groups
@@ -87,6 +93,9 @@ class DeFINEEmbedding(CompressedEmbedding):
         expand_dim: int. k, width of the last HGT layer. Defaults to 1024.
         depth: int. N >= 1, number of HGT layers.
         max_groups: int. g_max, groups of the first HGT layer.
+        group_schedule: `"hierarchical"` (HGT: groups halve each layer, the
+            last layer dense) or `"fixed"` (GLT: `max_groups` in every layer,
+            for the paper's ablation).
         mixer: bool. Use the split+mix skip link to the map vector.
         normalization: `"layer_norm"` or `None`, inside each HGT layer.
         activation: activation inside each HGT layer (default `"swish"`).
@@ -119,6 +128,7 @@ class DeFINEEmbedding(CompressedEmbedding):
         expand_dim=1024,
         depth=3,
         max_groups=4,
+        group_schedule="hierarchical",
         mixer=True,
         normalization="layer_norm",
         activation="swish",
@@ -143,6 +153,12 @@ class DeFINEEmbedding(CompressedEmbedding):
         self.expand_dim = check_positive_int("expand_dim", expand_dim)
         self.depth = check_positive_int("depth", depth)
         self.max_groups = check_positive_int("max_groups", max_groups)
+        if group_schedule not in ("hierarchical", "fixed"):
+            raise ValueError(
+                '`group_schedule` must be "hierarchical" or "fixed". '
+                f"Received: group_schedule={group_schedule!r}"
+            )
+        self.group_schedule = group_schedule
         if not isinstance(mixer, bool):
             raise ValueError(f"`mixer` must be a bool. Received: mixer={mixer!r}")
         self.mixer = mixer
@@ -160,7 +176,7 @@ class DeFINEEmbedding(CompressedEmbedding):
                 f"`dropout` must be a float in [0, 1). Received: dropout={dropout!r}"
             )
         self.dropout = float(dropout)
-        self.hgt_groups = hgt_groups(self.depth, self.max_groups)
+        self.hgt_groups = hgt_groups(self.depth, self.max_groups, group_schedule)
         self._check_groupable()
         self.hgt_widths = hgt_widths(self.map_dim, self.expand_dim, self.hgt_groups)
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
@@ -215,6 +231,11 @@ class DeFINEEmbedding(CompressedEmbedding):
                     f"`map_dim`={self.map_dim} cannot be split into the {groups} groups "
                     f"of HGT layer {layer + 1} (groups per layer: {self.hgt_groups}). "
                     "Choose a map_dim divisible by max_groups, or fewer max_groups."
+                )
+            if layer == len(self.hgt_groups) - 1 and self.expand_dim % groups:
+                raise ValueError(
+                    f"`expand_dim`={self.expand_dim} cannot be split into the {groups} "
+                    f"groups of the last HGT layer."
                 )
             if groups > self.expand_dim:
                 raise ValueError(
@@ -320,6 +341,7 @@ class DeFINEEmbedding(CompressedEmbedding):
                 "expand_dim": self.expand_dim,
                 "depth": self.depth,
                 "max_groups": self.max_groups,
+                "group_schedule": self.group_schedule,
                 "mixer": self.mixer,
                 "normalization": self.normalization,
                 "activation": keras.activations.serialize(self.activation),
