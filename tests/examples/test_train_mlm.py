@@ -6,7 +6,7 @@ import sys
 import keras
 import numpy as np
 
-import keras_subembed  # noqa: F401  (registers the classes for load_model)
+import keras_subembed  # registers the classes for load_model
 
 ROOT = pathlib.Path(__file__).parents[2]
 
@@ -33,6 +33,7 @@ def test_train_mlm_runs_end_to_end_and_writes_models_json_and_plot(tmp_path):
         assert np.isfinite(row["heldout_loss"]) and 0 <= row["heldout_accuracy"] <= 1
         assert row["tokens_per_second"] > 0
         model = keras.saving.load_model(row["model"])
+        assert type(model) is keras_subembed.models.CompressedRobertaMaskedLM
         assert model.backbone.embedding_kind == {"sub-digits": "sub"}.get(name, name)
         assert model.preprocessor.tokenizer.vocabulary_size() == vocabulary_size
     assert rows["sub-digits"]["embedding_params"] < rows["embedding"]["embedding_params"] / 10
