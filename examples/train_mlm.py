@@ -246,7 +246,11 @@ def embedding_stored_bytes(backbone):
 
 
 def plot(results, path):
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        print("[plot] matplotlib is not installed (pip install \".[examples]\"): no plot written")
+        return
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
