@@ -1,5 +1,7 @@
 """Reading what a `.tflite` flatbuffer stores: op names and constant buffers."""
 
+import re
+
 import numpy as np
 
 
@@ -48,11 +50,15 @@ def op_names(flatbuffer):
 
 
 def embedding_constant_bytes(flatbuffer, embedding_layer):
-    """Bytes of constants shaped like one of the embedding layer's weights.
+    """Bytes of the constants that hold the embedding layer's weights.
 
-    TFLite may store a kernel transposed, so both orientations match. Folded
-    constants derived from the weights (e.g. int32 copies of stored codes)
-    have the same shape and are counted too.
+    A constant counts when its tensor name carries the layer's name (weights
+    read from the layer's variables), or when the converter gave it a generic
+    name without a layer path (`arith.constant12`, `tfl.pseudo_qconst3`: a
+    folded, transposed or quantized copy) and it is shaped like one of the
+    layer's weights, in either orientation. Shape alone is not enough: other
+    layers' kernels can have the same shape (ALONE's FFN and the
+    transformer's feed-forward layers, for instance).
     """
     if embedding_layer is None:
         return 0
@@ -61,4 +67,9 @@ def embedding_constant_bytes(flatbuffer, embedding_layer):
         shape = tuple(int(d) for d in weight.shape)
         if int(np.prod(shape)) > 1:
             shapes.update({shape, tuple(reversed(shape))})
-    return sum(size for _, shape, size in constant_tensors(flatbuffer) if shape in shapes)
+    owned = re.compile(rf"(^|/){re.escape(embedding_layer.name)}(_\d+)?/")
+    total = 0
+    for name, shape, size in constant_tensors(flatbuffer):
+        if owned.search(name) or ("/" not in name and shape in shapes):
+            total += size
+    return total
