@@ -376,8 +376,17 @@ class SubEmbedding(CompressedEmbedding):
         # ordinary slots are an outer sum of the K score vectors, flattened.
         num_reserved = len(self.reserved_ids)
         num_rows = self.rows_per_table
+        num_ordinary = self.input_dim - num_reserved
         outer = scores[-1]
-        width = num_rows
+        if self.num_tables > 1:
+            # Only the leading digits that some ordinary id uses: when M^K is
+            # much larger than V (a generous M), the outer sum would otherwise
+            # build M^K columns to keep V of them.
+            stride = (num_rows - num_reserved) * num_rows ** (self.num_tables - 2)
+            needed = min(num_rows, -(-num_ordinary // stride))
+            if needed < num_rows:
+                outer = outer[:, :needed]
+        width = outer.shape[-1]
         for table in range(self.num_tables - 2, -1, -1):
             score = scores[table]
             if table == 0 and num_reserved:
