@@ -7,12 +7,14 @@ import tempfile
 
 import keras
 
+from keras_subembed.layers.alone_embedding import ALONEEmbedding
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
+from keras_subembed.layers.define_embedding import DeFINEEmbedding
 
 EMBEDDING_MODES = ("compressed", "frozen")
 # Layers whose `freeze()` trades file size for speed; SubEmbedding lookups are
 # already gathers, so it stays compressed in both modes.
-FREEZABLE = ("ALONEEmbedding", "DeFINEEmbedding")
+FREEZABLE = (ALONEEmbedding, DeFINEEmbedding)
 
 
 def load_model(model):
@@ -50,22 +52,16 @@ def with_embedding_mode(model, embedding_mode):
             f"`embedding_mode` must be one of {EMBEDDING_MODES}. "
             f"Received: embedding_mode={embedding_mode!r}"
         )
-    freezable = [
-        layer for layer in _compressed_layers(model) if type(layer).__name__ in FREEZABLE
-    ]
+    freezable = [layer for layer in model._flatten_layers() if isinstance(layer, FREEZABLE)]
     if embedding_mode == "compressed" or not freezable:
         return model
     with tempfile.TemporaryDirectory() as tmp:  # an independent copy: the caller's
         model.save(f"{tmp}/copy.keras")  # model keeps its compressed layers
         copy = keras.saving.load_model(f"{tmp}/copy.keras", compile=False)
-    for layer in _compressed_layers(copy):
-        if type(layer).__name__ in FREEZABLE:
+    for layer in copy._flatten_layers():
+        if isinstance(layer, FREEZABLE):
             layer.freeze()
     return copy
-
-
-def _compressed_layers(model):
-    return [layer for layer in model._flatten_layers() if isinstance(layer, CompressedEmbedding)]
 
 
 def token_embedding_of(model):

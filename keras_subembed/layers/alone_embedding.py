@@ -218,9 +218,8 @@ class ALONEEmbedding(CompressedEmbedding):
             trainable=False,
         )
 
-    def _generated_state(self, token_ids, zero):
-        """Row choices `(n, M)` and all source entries `(M * c, D0)`, as int32."""
-        choices = random_filters.row_choices(token_ids, self._keys, self.source_columns)
+    def _generated_sources(self, zero):
+        """All source entries `(M * c, D0)` as int32, matrix-major (row r of matrix i at i*c + r)."""
         rows = ops.arange(self.source_columns, dtype="int32") + zero
         every_row = ops.broadcast_to(
             ops.expand_dims(rows, -1),
@@ -231,10 +230,7 @@ class ALONEEmbedding(CompressedEmbedding):
             self.filter,
             self._threshold,
         )
-        sources = ops.reshape(
-            ops.transpose(entries, (1, 0, 2)), (-1, self.base_dim)
-        )  # matrix-major: row r of matrix i is at i * c + r
-        return choices, sources
+        return ops.reshape(ops.transpose(entries, (1, 0, 2)), (-1, self.base_dim))
 
     def filters(self, token_ids):
         """The float32 filters `(..., base_dim)` of in-range int32 ids."""
@@ -259,19 +255,18 @@ class ALONEEmbedding(CompressedEmbedding):
         offsets = ops.arange(self.num_source_matrices, dtype="int32") * self.source_columns
         return ops.cast(ops.take(sources, rows + offsets, axis=0), "int32")
 
-    def _all_filters(self, start, stop, zero):
-        """Filters of ids `start..stop-1`, from source matrices (built or stored).
+    def _all_filters(self, start, stop, zero, sources):
+        """Filters of ids `start..stop-1` from the source entries (built or stored).
 
         `zero` is an int32 0 computed from the input (see `logits`).
         """
-        # A static-size range (XLA needs one) of at most `logits_chunk_size`
-        # values, shifted: the only constant it leaves is that small range.
-        token_ids = ops.arange(stop - start, dtype="int32") + (start + zero)
         if self.volatile:
-            rows, sources = self._generated_state(token_ids, zero)
+            # A static-size range (XLA needs one) of at most `logits_chunk_size`
+            # values, shifted: the only constant it leaves is that small range.
+            token_ids = ops.arange(stop - start, dtype="int32") + (start + zero)
+            rows = random_filters.row_choices(token_ids, self._keys, self.source_columns)
         else:
             rows = ops.cast(self.stored_row_choices[start:stop], "int32")
-            sources = self.stored_sources
         return random_filters.combine_entries(
             self._gather_entries(rows, sources), self.filter, self.num_source_matrices
         )
@@ -302,10 +297,12 @@ class ALONEEmbedding(CompressedEmbedding):
         hidden = ops.convert_to_tensor(hidden, dtype=self.compute_dtype)
         # Keeps the filters of all V ids from being constant-folded.
         zero = input_dependent_zero(hidden)
+        # The source entries are shared by every chunk: generate them once.
+        sources = self._generated_sources(zero) if self.volatile else self.stored_sources
         pieces = []
         for start in range(0, self.input_dim, self.logits_chunk_size):
             stop = min(start + self.logits_chunk_size, self.input_dim)
-            table = self._feed_forward(self._all_filters(start, stop, zero))
+            table = self._feed_forward(self._all_filters(start, stop, zero, sources))
             pieces.append(ops.matmul(hidden, ops.transpose(table)))
         return pieces[0] if len(pieces) == 1 else ops.concatenate(pieces, axis=-1)
 
