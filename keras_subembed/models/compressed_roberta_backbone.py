@@ -9,6 +9,9 @@ from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.compressed_embedding import check_positive_int
 from keras_subembed.layers.define_embedding import DeFINEEmbedding
 from keras_subembed.layers.sub_embedding import SubEmbedding
+from keras_subembed.models.compressed_backbone import copy_non_embedding_weights
+from keras_subembed.models.compressed_backbone import dense_table
+from keras_subembed.models.compressed_backbone import pretrained_token_embedding
 
 EMBEDDING_KINDS = {
     "embedding": keras_hub.layers.ReversibleEmbedding,
@@ -16,6 +19,15 @@ EMBEDDING_KINDS = {
     "alone": ALONEEmbedding,
     "define": DeFINEEmbedding,
 }
+
+
+# Layers with `call(hidden, reverse=True)`; keras-hub's own backbones now build
+# Keras' ReversibleEmbedding, older ones keras-hub's.
+TIED_LOGIT_LAYERS = (
+    CompressedEmbedding,
+    keras_hub.layers.ReversibleEmbedding,
+    keras.layers.ReversibleEmbedding,
+)
 
 
 def roberta_kernel_initializer(stddev=0.02):
@@ -50,10 +62,10 @@ def make_token_embedding(embedding, vocabulary_size, hidden_dim, embedding_kwarg
             "`embedding_kwargs` only apply when `embedding` is a short name. "
             f"Received: embedding_kwargs={embedding_kwargs!r}"
         )
-    if not isinstance(embedding, (CompressedEmbedding, keras_hub.layers.ReversibleEmbedding)):
+    if not isinstance(embedding, TIED_LOGIT_LAYERS):
         raise ValueError(
             "`embedding` must support tied logits (`reverse=True`): a layer of "
-            "keras_subembed.layers or keras_hub.layers.ReversibleEmbedding. "
+            "keras_subembed.layers or a ReversibleEmbedding (Keras or keras-hub). "
             f"Received: embedding={embedding!r}"
         )
     if embedding.input_dim != vocabulary_size:
@@ -224,14 +236,11 @@ class CompressedRobertaBackbone(keras_hub.models.Backbone):
     ):
         """A compressed copy of a keras-hub `RobertaBackbone` (or of this class).
 
-        The token-embedding table of `backbone` is compressed: for `"sub"`
-        with `SubEmbedding.from_pretrained` (clustered codes by default, then
-        least-squares sub-tables; `embedding_kwargs` go there), for
-        `"embedding"` copied. `"alone"`, `"define"` or a layer instance start
-        from their own initialisation (neither method has a closed-form fit
-        to a table). Position embeddings, layer norms and every transformer
-        weight are copied exactly. `kwargs` override the config (e.g.
-        `dropout`).
+        The same conversion as `keras_subembed.models.compress_backbone`
+        (token embedding from `pretrained_token_embedding`, every other weight
+        copied exactly), returned as a `CompressedRobertaBackbone`. `kwargs`
+        override the config (e.g. `dropout`). For other encoders (BERT,
+        MiniLM, DistilBERT, XLM-R) use `compress_backbone`.
 
         Example:
         >>> compressed = CompressedRobertaBackbone.from_backbone(
@@ -239,16 +248,16 @@ class CompressedRobertaBackbone(keras_hub.models.Backbone):
         ...     embedding_kwargs={"num_tables": 3, "rows_per_table": 100})
         """
         source_embedding = backbone.token_embedding
-        if isinstance(source_embedding, CompressedEmbedding):
-            table = np.asarray(source_embedding.embedding_table())
-        else:
-            table = keras.ops.convert_to_numpy(source_embedding.embeddings)
-        embedding_kwargs = dict(embedding_kwargs or {})
-        if embedding == "sub":
-            embedding = SubEmbedding.from_pretrained(
-                table, verbose=verbose, name="token_embedding", **embedding_kwargs
+        if isinstance(embedding, str):
+            embedding = pretrained_token_embedding(
+                dense_table(source_embedding),
+                embedding,
+                embedding_kwargs,
+                source=source_embedding,
+                name="token_embedding",
+                dtype=backbone.dtype_policy,
+                verbose=verbose,
             )
-            embedding_kwargs = None
         config = {
             "vocabulary_size": backbone.vocabulary_size,
             "num_layers": backbone.num_layers,
@@ -260,20 +269,12 @@ class CompressedRobertaBackbone(keras_hub.models.Backbone):
             "dtype": backbone.dtype_policy,
             **kwargs,
         }
-        compressed = cls(embedding=embedding, embedding_kwargs=embedding_kwargs, **config)
-        if compressed.embedding_kind == "embedding":
-            compressed.token_embedding.embeddings.assign(table)
-        if isinstance(backbone, CompressedRobertaBackbone):
-            position = backbone.position_embedding
-        else:
-            position = backbone.embeddings.position_embedding
-        pairs = [
-            (position, compressed.position_embedding),
-            (backbone.embeddings_layer_norm, compressed.embeddings_layer_norm),
-            *zip(backbone.transformer_layers, compressed.transformer_layers),
-        ]
-        for source, target in pairs:
-            target.set_weights(source.get_weights())
+        compressed = cls(embedding=embedding, **config)
+        # keras-hub's RobertaBackbone keeps its positions inside `embeddings`
+        # (TokenAndPositionEmbedding); this class keeps them at the top.
+        copy_non_embedding_weights(
+            backbone, compressed, rename=lambda path: path.removeprefix("embeddings/")
+        )
         return compressed
 
     def get_config(self):

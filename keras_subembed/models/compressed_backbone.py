@@ -1,0 +1,313 @@
+"""Any keras-hub text encoder with its token embedding swapped for a compressed one."""
+
+import keras
+import keras_hub
+import numpy as np
+
+from keras_subembed.layers.alone_embedding import ALONEEmbedding
+from keras_subembed.layers.compressed_embedding import CompressedEmbedding
+from keras_subembed.layers.define_embedding import DeFINEEmbedding
+from keras_subembed.layers.sub_embedding import SubEmbedding
+from keras_subembed.models.positional_token_embedding import PositionalTokenEmbedding
+
+SUPPORTED_BACKBONES = (
+    "BertBackbone",
+    "RobertaBackbone",
+    "XLMRobertaBackbone",
+    "DistilBertBackbone",
+    "CompressedRobertaBackbone",
+    "CompressedBackbone",
+)
+PRETRAINED_KINDS = ("embedding", "sub", "define", "alone")
+# keras-hub layers that own the token embedding together with the positions.
+_TOKEN_AND_POSITION_LAYERS = (
+    keras_hub.layers.TokenAndPositionEmbedding,
+    PositionalTokenEmbedding,
+)
+
+
+def dense_table(embedding):
+    """The `(V, d)` NumPy table of a token-embedding layer."""
+    if isinstance(embedding, CompressedEmbedding):
+        return np.asarray(keras.ops.convert_to_numpy(embedding.embedding_table()))
+    return np.asarray(keras.ops.convert_to_numpy(embedding.embeddings))
+
+
+def _principal_components(table, width):
+    """`table` projected on its top `width` principal directions (a `(V, width)` table)."""
+    centred = table - table.mean(axis=0, keepdims=True)
+    _, _, directions = np.linalg.svd(centred, full_matrices=False)
+    return (centred @ directions[:width].T).astype(np.float32)
+
+
+def pretrained_token_embedding(
+    table,
+    embedding="sub",
+    embedding_kwargs=None,
+    source=None,
+    name="token_embedding",
+    dtype=None,
+    verbose=False,
+):
+    """A token-embedding layer of the kind `embedding` that starts from `table`.
+
+    * `"sub"`: `SubEmbedding.from_pretrained(table, **embedding_kwargs)`
+      (clustered codes by default, least-squares sub-tables).
+    * `"embedding"`: a dense table equal to `table` (of the class of `source`
+      when that is a dense `keras.layers.Embedding`, else keras-hub's
+      `ReversibleEmbedding`).
+    * `"define"`: `DeFINEEmbedding`; when `embedding_kwargs["map_layer"]` is a
+      dict of `SubEmbedding.from_pretrained` arguments (no `"class_name"`),
+      the map is a `SubEmbedding` fitted to the table's top `map_dim`
+      principal components. The group transform starts from its own
+      initialisation.
+    * `"alone"`: `ALONEEmbedding` from its own initialisation (its filters are
+      random by design; nothing in it can be fitted in closed form).
+    * a layer instance: used as it is, after checking its sizes.
+
+    Example:
+    >>> layer = pretrained_token_embedding(table, "sub",
+    ...     {"num_tables": 2, "rows_per_table": 256})
+    """
+    table = np.asarray(table, dtype=np.float32)
+    if table.ndim != 2:
+        raise ValueError(f"`table` must be a (V, d) array. Received shape {table.shape}.")
+    num_ids, width = table.shape
+    kwargs = dict(embedding_kwargs or {})
+    if isinstance(embedding, keras.layers.Layer):
+        if kwargs:
+            raise ValueError(
+                "`embedding_kwargs` only apply when `embedding` is a short name. "
+                f"Received: embedding_kwargs={kwargs!r}"
+            )
+        sizes = (getattr(embedding, "input_dim", None), getattr(embedding, "output_dim", None))
+        if sizes != (num_ids, width):
+            raise ValueError(
+                f"The embedding layer maps {sizes[0]} ids to width {sizes[1]}, but the "
+                f"pretrained token table is {num_ids} x {width}: the vocabulary and "
+                "width must match the backbone's."
+            )
+        return embedding
+    if embedding not in PRETRAINED_KINDS:
+        raise ValueError(
+            f"`embedding` must be a layer or one of {PRETRAINED_KINDS}. "
+            f"Received: embedding={embedding!r}"
+        )
+    common = {"name": name, "dtype": dtype}
+    if embedding == "embedding":
+        if kwargs:
+            raise ValueError(
+                '`embedding="embedding"` is an exact copy and takes no '
+                f"`embedding_kwargs`. Received: {kwargs!r}"
+            )
+        if isinstance(source, keras.layers.Embedding):
+            config = {**source.get_config(), "name": name}
+            layer = source.__class__.from_config(config)
+        else:
+            layer = keras_hub.layers.ReversibleEmbedding(num_ids, width, **common)
+        layer.build((None, None))
+        layer.embeddings.assign(table)
+        return layer
+    if embedding == "sub":
+        return SubEmbedding.from_pretrained(table, verbose=verbose, **common, **kwargs)
+    if embedding == "define":
+        map_layer = kwargs.get("map_layer")
+        if isinstance(map_layer, dict) and "class_name" not in map_layer:
+            map_dim = kwargs.get("map_dim", 128)
+            kwargs["map_layer"] = SubEmbedding.from_pretrained(
+                _principal_components(table, map_dim),
+                verbose=verbose,
+                name="define_map",
+                dtype=dtype,
+                **map_layer,
+            )
+            kwargs.pop("map_dim", None)
+        return DeFINEEmbedding(num_ids, width, **common, **kwargs)
+    return ALONEEmbedding(num_ids, width, **common, **kwargs)
+
+
+def _embedding_node(backbone):
+    """The layer of `backbone`'s graph that holds its token embedding."""
+    embedding = getattr(backbone, "token_embedding", None)
+    supported = (
+        f"Supported: {', '.join(SUPPORTED_BACKBONES)} (any keras-hub Backbone whose "
+        "token embedding is a layer of its functional graph, alone or inside "
+        "TokenAndPositionEmbedding)."
+    )
+    if not isinstance(backbone, keras_hub.models.Backbone) or not isinstance(
+        embedding, (keras.layers.Embedding, CompressedEmbedding)
+    ):
+        raise TypeError(
+            f"Cannot compress a {type(backbone).__name__}: it is not a keras-hub text "
+            f"encoder with a `token_embedding` layer. {supported}"
+        )
+    for layer in backbone.layers:
+        if layer is embedding:
+            return layer
+        if isinstance(layer, _TOKEN_AND_POSITION_LAYERS) and layer.token_embedding is embedding:
+            return layer
+    raise TypeError(
+        f"Cannot compress a {type(backbone).__name__}: its token embedding is not a "
+        f"layer of its functional graph. {supported}"
+    )
+
+
+@keras.saving.register_keras_serializable(package="keras_subembed")
+class CompressedBackbone(keras_hub.models.Backbone):
+    """A keras-hub text encoder whose token embedding is another layer.
+
+    The architecture is the one of `backbone` (a serialized keras-hub
+    `Backbone`: `BertBackbone`, `RobertaBackbone`, `XLMRobertaBackbone`,
+    `DistilBertBackbone`, `CompressedRobertaBackbone`, ...): same inputs, same
+    outputs, same layer names, with the token embedding replaced by
+    `token_embedding`. Its configuration attributes (`vocabulary_size`,
+    `hidden_dim`, `num_layers`, ...) are copied, so keras-hub task models
+    that take a backbone (`BertTextClassifier`, `RobertaMaskedLM`, ...) use it
+    as they use the original.
+
+    Build one with `keras_subembed.models.compress_backbone(backbone)`, which
+    also copies the pretrained weights.
+
+    Args:
+        backbone: the serialized source backbone
+            (`keras.saving.serialize_keras_object(backbone)`): it describes
+            the architecture only; no weights are read from it.
+        token_embedding: the new token-embedding layer (or its config).
+    """
+
+    def __init__(self, backbone, token_embedding, dtype=None, **kwargs):
+        if isinstance(token_embedding, dict):
+            token_embedding = keras.layers.deserialize(token_embedding)
+        source = keras.saving.deserialize_keras_object(backbone)
+        node = _embedding_node(source)
+        if node is source.token_embedding:
+            replacement = token_embedding
+        else:
+            replacement = PositionalTokenEmbedding(
+                token_embedding,
+                _fresh_copy(node.position_embedding),
+                dtype=node.dtype_policy,
+                name=node.name,
+            )
+        width = source.token_embedding.output_dim
+        if token_embedding.input_dim != source.token_embedding.input_dim or (
+            token_embedding.output_dim != width
+        ):
+            raise ValueError(
+                f"`token_embedding` maps {token_embedding.input_dim} ids to width "
+                f"{token_embedding.output_dim}; the {type(source).__name__} needs "
+                f"{source.token_embedding.input_dim} ids and width {width}."
+            )
+        # Fresh layers (not the source's): each is then called once, in this
+        # graph only, so `layer.output` stays unambiguous (distillation reads
+        # hidden states that way).
+        graph = keras.models.clone_model(
+            source,
+            clone_function=lambda layer: replacement if layer is node else _fresh_copy(layer),
+        )
+        super().__init__(
+            inputs=graph.input,
+            outputs=graph.output,
+            dtype=dtype if dtype is not None else source.dtype_policy,
+            **kwargs,
+        )
+        for key, value in source.get_config().items():
+            if key not in ("name", "trainable", "dtype") and isinstance(
+                value, (int, float, str, bool, type(None))
+            ):
+                setattr(self, key, value)
+        for attribute in ("cls_token_index", "start_token_index"):
+            if hasattr(source, attribute):
+                setattr(self, attribute, getattr(source, attribute))
+        self.token_embedding = token_embedding
+        self.source_backbone = backbone
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "backbone": self.source_backbone,
+                "token_embedding": keras.layers.serialize(self.token_embedding),
+            }
+        )
+        return config
+
+
+def _fresh_copy(layer):
+    return layer.__class__.from_config(layer.get_config())
+
+
+def _non_embedding_weights(model, rename):
+    # `weights`, not `variables`: dropout seed states are named by a global
+    # counter and are no model state worth copying.
+    skipped = {id(weight) for weight in model.token_embedding.weights}
+    return {rename(w.path): w for w in model.weights if id(w) not in skipped}
+
+
+def copy_non_embedding_weights(source, target, rename=lambda path: path):
+    """Assign every weight of `source` outside its token embedding to `target`'s.
+
+    Weights are matched by path (`transformer_layer_0/.../kernel`), after
+    `rename` on both sides; the two sets must be the same, which is what
+    makes the copy exact.
+    """
+    source_variables = _non_embedding_weights(source, rename)
+    target_variables = _non_embedding_weights(target, rename)
+    if source_variables.keys() != target_variables.keys():
+        missing = sorted(source_variables.keys() ^ target_variables.keys())
+        raise ValueError(
+            f"The backbones' non-embedding weights differ: {missing[:5]} "
+            f"({len(missing)} in all)."
+        )
+    for path, variable in target_variables.items():
+        variable.assign(source_variables[path])
+
+
+def compress_backbone(
+    backbone, embedding="sub", embedding_kwargs=None, verbose=False
+):
+    """A copy of a keras-hub text encoder with a compressed token embedding.
+
+    The token table of `backbone` is replaced by `embedding`, initialised
+    from the pretrained table (see `pretrained_token_embedding`: clustered
+    codes and least-squares sub-tables for the default `"sub"`); every other
+    weight (positions, segments, layer norms, transformer layers, pooler) is
+    copied exactly. `embedding="embedding"` makes a dense copy whose outputs
+    equal the original's.
+
+    Args:
+        backbone: a keras-hub `BertBackbone`, `RobertaBackbone`,
+            `XLMRobertaBackbone`, `DistilBertBackbone`, or this package's
+            `CompressedRobertaBackbone` / `CompressedBackbone`.
+        embedding: `"sub"`, `"define"`, `"alone"`, `"embedding"` or a layer
+            with the backbone's `input_dim` and `output_dim`.
+        embedding_kwargs: constructor arguments for a short name, e.g.
+            `{"num_tables": 2, "rows_per_table": 1024}` for `"sub"`.
+        verbose: print the progress of clustering.
+
+    Returns:
+        A `CompressedBackbone` (same inputs and outputs as `backbone`).
+
+    Example:
+    >>> teacher = keras_hub.models.BertBackbone.from_preset(minilm_preset_dir())
+    >>> student = compress_backbone(teacher, "sub",
+    ...     {"num_tables": 2, "rows_per_table": 1024})
+    """
+    _embedding_node(backbone)  # a clear error before any work
+    source_embedding = backbone.token_embedding
+    token_embedding = pretrained_token_embedding(
+        dense_table(source_embedding),
+        embedding,
+        embedding_kwargs,
+        source=source_embedding,
+        name=source_embedding.name,
+        dtype=source_embedding.dtype_policy,
+        verbose=verbose,
+    )
+    compressed = CompressedBackbone(
+        backbone=keras.saving.serialize_keras_object(backbone),
+        token_embedding=token_embedding,
+        name=backbone.name,
+    )
+    copy_non_embedding_weights(backbone, compressed)
+    return compressed
