@@ -211,13 +211,14 @@ def pareto_front(points):
 
 
 def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="name",
-                         title=None):
+                         title=None, axis_labels=None):
     """Writes a PNG of quality against file size, with the Pareto front.
 
     `rows` are dicts (the rows of a results table); `quality` is one key or a
     list of keys (one panel each); `size` is plotted on a log axis and
-    `label` names each point. Rows whose value is missing or None are left
-    out of that panel. Returns `path`.
+    `label` names each point. `axis_labels` maps keys to axis titles (e.g.
+    `{"file_mb": "file size (MB)"}`). Rows whose value is missing or None
+    are left out of that panel. Returns `path`.
 
     >>> rows = [{"name": "teacher", "file_mb": 22.0, "cosine": 1.0},
     ...         {"name": "sub K=2", "file_mb": 9.0, "cosine": 0.9}]
@@ -225,8 +226,10 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
     """
     # A bare Figure draws with Agg and leaves pyplot's global state alone.
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     rows = list(rows)
+    axis_labels = dict(axis_labels or {})
     qualities = [quality] if isinstance(quality, str) else list(quality)
     if not rows or not qualities:
         raise ValueError("`rows` and `quality` must not be empty.")
@@ -247,15 +250,21 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
         points = [(float(row[size]), float(row[key])) for row in kept]
         front = pareto_front(points)
         xs, ys = np.array(points).T
-        axis.scatter(xs, ys, color="tab:gray", zorder=2)
+        axis.scatter(xs, ys, color="tab:gray", zorder=2, label="other settings")
         axis.scatter(xs[front], ys[front], color="tab:blue", zorder=3, label="Pareto front")
         axis.step(xs[front], ys[front], where="post", color="tab:blue", alpha=0.6, zorder=1)
         for row, x, y in zip(kept, xs, ys):
             axis.annotate(str(row.get(label, "")), (x, y), textcoords="offset points",
                           xytext=(5, 4), fontsize=8)
         axis.set_xscale("log")
-        axis.set_xlabel(size)
-        axis.set_ylabel(key)
+        # Plain numbers at 1-2-5 steps: the default 10^x labels collide.
+        axis.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        axis.xaxis.set_minor_formatter(NullFormatter())
+        # Room on the right for the labels of the largest points.
+        axis.set_xlim(xs.min() / 1.3, xs.max() * 1.8)
+        axis.set_xlabel(axis_labels.get(size, size))
+        axis.set_ylabel(axis_labels.get(key, key))
         axis.grid(True, which="both", alpha=0.3)
         axis.legend(loc="lower right", fontsize=8)
     if title:
