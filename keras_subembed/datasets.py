@@ -237,19 +237,29 @@ class _NewsgroupUnpickler(pickle.Unpickler):
 
 
 _QUOTE_LINE = re.compile(
-    r"(writes in|writes:|wrote:|says:|said:|^In article|^Quoted from|^\||^>)"
+    r"(writes in|writes:|wrote:|says:|said:|^In article|^Quoted from|^\||^>"
+    r"|^[A-Za-z]{1,3}>)"  # quotes marked with the quoted author's initials, "MB>"
+)
+# A header repeated inside a forwarded post's body.
+_HEADER_LINE = re.compile(
+    r"^(Newsgroups|Path|From|To|Cc|Subject|Message-ID|Organization|Date|Lines|"
+    r"References|Reply-To|Sender|Distribution|NNTP-Posting-Host|Keywords|Summary|"
+    r"Xref|Followup-To|Article-I\.D\.|Expires|Supersedes):",
+    re.IGNORECASE,
 )
 
 
 def _strip_post(post):
     """The body of a post without headers, quoted text and signature.
 
-    The same rules as scikit-learn's `fetch_20newsgroups(remove=("headers",
-    "footers", "quotes"))`, so that the newsgroup name (in the headers) and
-    other posts (quoted) do not leak into the text.
+    The rules of scikit-learn's `fetch_20newsgroups(remove=("headers",
+    "footers", "quotes"))`, plus header lines repeated in the body and
+    quotes marked with initials ("MB>"), so that the newsgroup name (in the
+    headers) and other posts (quoted) do not leak into the text.
     """
     body = post.partition("\n\n")[2]
-    lines = [line for line in body.split("\n") if not _QUOTE_LINE.search(line)]
+    lines = [line for line in body.split("\n")
+             if not (_QUOTE_LINE.search(line) or _HEADER_LINE.match(line))]
     lines = "\n".join(lines).strip().split("\n")
     # The signature starts after the last blank or "--" line.
     for cut in range(len(lines) - 1, -1, -1):
@@ -266,8 +276,9 @@ def newsgroup_posts():
     gensim's `mini_newsgroup` is a zlib-compressed Python-2 pickle of a
     scikit-learn `Bunch`; it is read with an unpickler that allows only the
     classes such a file needs. Headers, quoted lines and signatures are
-    removed as by scikit-learn's `remove=("headers", "footers", "quotes")`,
-    and whitespace collapsed to single spaces.
+    removed as by scikit-learn's `remove=("headers", "footers", "quotes")`
+    (and header lines repeated inside a body), and white space collapsed to
+    single spaces.
 
     Returns `(texts, labels, label_names)`: 200 strings, an int64 array of
     indices into `label_names` (`["alt.atheism", "sci.space"]`).
@@ -363,13 +374,38 @@ def sentences(documents, min_words=3, max_words=None):
     return kept
 
 
-def split_by_document(documents, held_out_fraction=0.2, seed=0):
+def _near_duplicate_groups(documents, shared_sentence_words):
+    """Lists of indices of `documents` linked by a shared long sentence."""
+    parent = list(range(len(documents)))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    if shared_sentence_words is not None:
+        first_owner = {}
+        for i, document in enumerate(documents):
+            for sentence in sentences([document], min_words=shared_sentence_words):
+                j = first_owner.setdefault(sentence, i)
+                parent[root(i)] = root(j)
+    groups = {}
+    for i in range(len(documents)):
+        groups.setdefault(root(i), []).append(i)
+    return list(groups.values())
+
+
+def split_by_document(documents, held_out_fraction=0.2, seed=0, shared_sentence_words=8):
     """Splits `documents` into `(training, held_out)` lists of documents.
 
-    A random `held_out_fraction` of the distinct documents (at least one,
-    and never all) is held out; copies of one text always land on the same
-    side, so sentences drawn from the two sides never share a document. Both
-    lists keep the input order. The same `seed` gives the same split.
+    About `held_out_fraction` of the distinct documents (at least one, never
+    all) are held out, drawn at random with `seed`. Documents that are one
+    text in two versions stay on one side: copies, and documents sharing a
+    sentence of at least `shared_sentence_words` words (`None`: copies only;
+    the Lee corpus has such near-copies of a story). So sentences from the
+    two sides never come from the same document. Both lists keep the input
+    order; the same `seed` gives the same split.
 
     >>> training, held_out = split_by_document(["a", "b", "c", "d"], 0.25)
     >>> len(training), len(held_out)
@@ -381,15 +417,24 @@ def split_by_document(documents, held_out_fraction=0.2, seed=0):
             "`held_out_fraction` must be between 0 and 1 (exclusive). "
             f"Received: held_out_fraction={held_out_fraction}"
         )
-    distinct = _unique(documents)
-    if len(distinct) < 2:
+    if shared_sentence_words is not None and shared_sentence_words < 1:
         raise ValueError(
-            "`documents` must hold at least 2 distinct documents to split. "
-            f"Received: {len(distinct)} distinct of {len(documents)}"
+            "`shared_sentence_words` must be None or at least 1. "
+            f"Received: shared_sentence_words={shared_sentence_words}"
         )
-    count = min(max(1, round(held_out_fraction * len(distinct))), len(distinct) - 1)
-    order = np.random.default_rng(seed).permutation(len(distinct))
-    held_out_texts = {distinct[i] for i in order[:count]}
+    distinct = _unique(documents)
+    groups = _near_duplicate_groups(distinct, shared_sentence_words)
+    if len(groups) < 2:
+        raise ValueError(
+            "`documents` must hold at least 2 distinct (not near-copy) documents "
+            f"to split. Received: {len(groups)} of {len(documents)} documents"
+        )
+    wanted = max(1, round(held_out_fraction * len(distinct)))
+    held_out_texts = set()
+    for position, group in enumerate(np.random.default_rng(seed).permutation(len(groups))):
+        if len(held_out_texts) >= wanted or position == len(groups) - 1:
+            break
+        held_out_texts.update(distinct[i] for i in groups[group])
     training = [d for d in documents if d not in held_out_texts]
     held_out = [d for d in documents if d in held_out_texts]
     return training, held_out
