@@ -11,7 +11,8 @@ strings and NumPy label arrays; whoever embeds them picks the framework.
 * Text from gensim's test data (`gensim_test_file(name)`):
   `lee_documents()` (Australian news), `novel_paragraphs()` (Crime and
   Punishment), `movie_reviews()` (IMDB), `polarity_sentences()` (labelled
-  review snippets), `newsgroup_posts()` (20 Newsgroups, two groups).
+  review snippets), `newsgroup_posts()` (20 Newsgroups, two groups),
+  `wikipedia_articles()` (English Wikipedia, the largest: about 3 MB).
 * `split_sentences(text)`, `sentences(documents, ...)` and
   `split_by_document(documents, ...)` turn documents into training and
   held-out sentences that never come from the same document.
@@ -19,6 +20,7 @@ strings and NumPy label arrays; whoever embeds them picks the framework.
 """
 
 import copyreg
+import functools
 import importlib
 import importlib.util
 import io
@@ -288,6 +290,50 @@ def newsgroup_posts():
     texts = [_strip_post(post) for post in bunch["data"]]
     labels = np.asarray(bunch["target"], dtype=np.int64)
     return texts, labels, [str(name) for name in bunch["target_names"]]
+
+
+_WIKI_FILE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+_WIKI_EMPHASIS = re.compile("'{2,}")  # ''italic'', '''bold'''
+
+
+@functools.lru_cache(maxsize=1)
+def _wikipedia_articles():
+    import bz2
+
+    # gensim (already the source of this data) parses the XML dump and
+    # removes the wiki markup.
+    from gensim.corpora.wikicorpus import extract_pages, filter_wiki
+
+    articles = []
+    with bz2.open(gensim_test_file(_WIKI_FILE)) as dump:
+        for title, markup, _ in extract_pages(dump, filter_namespaces=("0",)):
+            if (markup.lstrip().lower().startswith("#redirect")
+                    or title.endswith("(disambiguation)") or title.startswith("List of")):
+                continue
+            paragraphs = []
+            for line in filter_wiki(markup).splitlines():
+                line = " ".join(_WIKI_EMPHASIS.sub("", line).split())
+                # Headings, lists, tables and galleries are not prose.
+                if (line[:1] in "=*#:;|{!" or "|" in line or "File:" in line
+                        or len(line.split()) < 8):
+                    continue
+                paragraphs.append(line)
+            if paragraphs:
+                articles.append("\n".join(paragraphs))
+    return tuple(articles)
+
+
+def wikipedia_articles():
+    """About 100 English Wikipedia articles (3 MB of prose).
+
+    From gensim's shortened dump of the first pages of English Wikipedia
+    (Anarchism, Autism, Alabama, Abraham Lincoln, ...). Redirects,
+    disambiguation pages and lists are left out; wiki markup, headings,
+    lists, tables, galleries and lines under 8 words are removed. One string per
+    article, its paragraphs joined by newlines. Parsing takes a few seconds
+    the first time in a process.
+    """
+    return list(_wikipedia_articles())
 
 
 # ------------------------------------------- sentences and held-out splits

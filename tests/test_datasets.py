@@ -265,3 +265,16 @@ def test_word_similarity_pairs():
     simlex = datasets.word_similarity_pairs("simlex999")
     assert len(wordsim) == 353 and len(simlex) == 999
     assert wordsim[0] == ("love", "sex", 6.77)
+
+
+@needs_gensim
+def test_wikipedia_articles():
+    articles = datasets.wikipedia_articles()
+    assert len(articles) == 97 and len(set(articles)) == 97
+    assert sum(len(a) for a in articles) > 2_500_000
+    assert articles[0].startswith("Anarchism is a political philosophy")
+    for marker in ("[[", "]]", "{{", "}}", "'''", "|", "File:", "==", "<ref"):
+        assert not any(marker in a for a in articles), marker
+    assert len(datasets.sentences(articles)) > 15_000
+    articles.clear()  # the cached copy is not the caller's list
+    assert len(datasets.wikipedia_articles()) == 97
