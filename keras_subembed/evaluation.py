@@ -84,7 +84,7 @@ def sentiment_accuracy(vectors, labels, folds=5, seed=0):
 
     vectors = _as_matrix("vectors", vectors)
     labels = _as_labels("labels", labels, len(vectors), "vectors")
-    if not isinstance(folds, int) or folds < 2:
+    if not isinstance(folds, (int, np.integer)) or folds < 2:
         raise ValueError(f"`folds` must be an integer of at least 2. Received: folds={folds!r}")
     classes, counts = np.unique(labels, return_counts=True)
     if len(classes) < 2 or counts.min() < folds:
@@ -248,6 +248,8 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
     axes = figure.subplots(1, len(panels), squeeze=False)
     for axis, (key, kept) in zip(axes[0], panels):
         points = [(float(row[size]), float(row[key])) for row in kept]
+        if min(x for x, _ in points) <= 0:
+            raise ValueError(f"{size!r} must be positive (a log axis). Received: {points}")
         front = pareto_front(points)
         xs, ys = np.array(points).T
         axis.scatter(xs, ys, color="tab:gray", zorder=2, label="other settings")

@@ -264,4 +264,7 @@ def test_plot_quality_vs_size_errors(tmp_path):
         evaluation.plot_quality_vs_size([], tmp_path / "x.png")
     with pytest.raises(ValueError, match="No row has both 'file_mb' and 'topic'"):
         evaluation.plot_quality_vs_size(ROWS, tmp_path / "x.png", quality="topic")
+    with pytest.raises(ValueError, match="'file_mb' must be positive"):
+        evaluation.plot_quality_vs_size([{"name": "empty", "file_mb": 0.0, "cosine": 1.0}],
+                                        tmp_path / "x.png")
     assert not (tmp_path / "x.png").exists()
