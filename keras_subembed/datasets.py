@@ -1,6 +1,6 @@
 """Real data that installs offline with packages (nothing downloads at run time).
 
-NumPy only (no TensorFlow, no Keras): the loaders return Python lists of
+No TensorFlow, no Keras (gensim parses the Wikipedia dump): the loaders return lists of
 strings and NumPy label arrays; whoever embeds them picks the framework.
 
 * `minilm_preset_dir()`: the all-MiniLM-L6-v2 Hugging Face checkpoint folder
