@@ -1,0 +1,276 @@
+"""Quality measures for sentence and word vectors (NumPy, scikit-learn, SciPy).
+
+Every function takes arrays the caller has already embedded, so the same
+code scores a Keras model, a `.tflite` file or a table lookup:
+
+* `mean_cosine(vectors, reference_vectors)`: how close a student's sentence
+  vectors stay to its teacher's.
+* `sentiment_accuracy(vectors, labels)`: cross-validated logistic regression.
+* `stratified_split(texts, labels)` and `topic_accuracy(...)`: logistic
+  regression trained on some posts, scored on held-out ones.
+* `word_similarity_spearman(embed_words, name)`: WordSim-353 / SimLex-999.
+* `pareto_front(points)` and `plot_quality_vs_size(rows, path)`: which
+  settings are worth their file size.
+"""
+
+import numpy as np
+
+from keras_subembed import datasets
+
+
+def _as_matrix(argument, value):
+    array = np.asarray(value, dtype=np.float64)
+    if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
+        raise ValueError(
+            f"`{argument}` must be a non-empty 2D array (rows are vectors). "
+            f"Received: {argument}.shape={array.shape}"
+        )
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"`{argument}` holds NaN or infinite values.")
+    return array
+
+
+def _as_labels(argument, value, rows, rows_argument):
+    labels = np.asarray(value)
+    if labels.ndim != 1 or labels.shape[0] != rows:
+        raise ValueError(
+            f"`{argument}` must be 1D with one label per row of `{rows_argument}` "
+            f"({rows}). Received: {argument}.shape={labels.shape}"
+        )
+    return labels
+
+
+def mean_cosine(vectors, reference_vectors):
+    """Mean over rows of the cosine between `vectors[i]` and `reference_vectors[i]`.
+
+    >>> mean_cosine([[1.0, 0.0], [0.0, 2.0]], [[2.0, 0.0], [1.0, 1.0]])  # (1 + 0.7071) / 2
+    0.853553...
+    """
+    vectors = _as_matrix("vectors", vectors)
+    reference_vectors = _as_matrix("reference_vectors", reference_vectors)
+    if vectors.shape != reference_vectors.shape:
+        raise ValueError(
+            "`vectors` and `reference_vectors` must have the same shape. "
+            f"Received: {vectors.shape} and {reference_vectors.shape}"
+        )
+    norms = np.linalg.norm(vectors, axis=1) * np.linalg.norm(reference_vectors, axis=1)
+    if np.any(norms == 0):
+        raise ValueError("`vectors` and `reference_vectors` must not hold zero vectors.")
+    return float(np.mean(np.einsum("ij,ij->i", vectors, reference_vectors) / norms))
+
+
+def _classifier(seed):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    # Standardised features make the score independent of the vectors'
+    # scale, which differs between a teacher and its compressed students.
+    return make_pipeline(
+        StandardScaler(), LogisticRegression(max_iter=2000, random_state=seed)
+    )
+
+
+def sentiment_accuracy(vectors, labels, folds=5, seed=0):
+    """Accuracy of logistic regression on `vectors`, by stratified k-fold CV.
+
+    Returns `(mean, std)` over `folds` folds (shuffled with `seed`).
+
+    >>> vectors = [[1.0, 0.1], [0.9, -0.2], [1.1, 0.0], [-1.0, 0.2], [-0.8, 0.0], [-1.2, 0.1]]
+    >>> sentiment_accuracy(vectors, [1, 1, 1, 0, 0, 0], folds=3)
+    (1.0, 0.0)
+    """
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+
+    vectors = _as_matrix("vectors", vectors)
+    labels = _as_labels("labels", labels, len(vectors), "vectors")
+    if not isinstance(folds, (int, np.integer)) or folds < 2:
+        raise ValueError(f"`folds` must be an integer of at least 2. Received: folds={folds!r}")
+    classes, counts = np.unique(labels, return_counts=True)
+    if len(classes) < 2 or counts.min() < folds:
+        raise ValueError(
+            f"`labels` must hold at least 2 classes with `folds` ({folds}) examples "
+            f"each. Received: counts {dict(zip(classes.tolist(), counts.tolist()))}"
+        )
+    splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+    scores = cross_val_score(_classifier(seed), vectors, labels, cv=splitter)
+    return float(np.mean(scores)), float(np.std(scores))
+
+
+def stratified_split(texts, labels, test_fraction=0.3, seed=0):
+    """Deterministic train/test split keeping each label's share on both sides.
+
+    Returns `(train_texts, train_labels, test_texts, test_labels)`; the texts
+    are lists, the labels arrays. The same `seed` gives the same split.
+
+    >>> texts, labels, names = datasets.newsgroup_posts()
+    >>> train_texts, train_labels, test_texts, test_labels = stratified_split(texts, labels)
+    """
+    from sklearn.model_selection import train_test_split
+
+    texts = list(texts)
+    labels = _as_labels("labels", labels, len(texts), "texts")
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(
+            f"`test_fraction` must be between 0 and 1 (exclusive). "
+            f"Received: test_fraction={test_fraction}"
+        )
+    train_texts, test_texts, train_labels, test_labels = train_test_split(
+        texts, labels, test_size=test_fraction, random_state=seed, stratify=labels
+    )
+    return train_texts, train_labels, test_texts, test_labels
+
+
+def topic_accuracy(train_vectors, train_labels, test_vectors, test_labels):
+    """Accuracy on `test_vectors` of logistic regression fit on `train_vectors`.
+
+    >>> topic_accuracy([[1.0], [2.0], [-1.0], [-2.0]], [1, 1, 0, 0], [[3.0], [-3.0]], [1, 0])
+    1.0
+    """
+    train_vectors = _as_matrix("train_vectors", train_vectors)
+    test_vectors = _as_matrix("test_vectors", test_vectors)
+    train_labels = _as_labels("train_labels", train_labels, len(train_vectors), "train_vectors")
+    test_labels = _as_labels("test_labels", test_labels, len(test_vectors), "test_vectors")
+    if train_vectors.shape[1] != test_vectors.shape[1]:
+        raise ValueError(
+            "`train_vectors` and `test_vectors` must have the same width. "
+            f"Received: {train_vectors.shape[1]} and {test_vectors.shape[1]}"
+        )
+    if len(np.unique(train_labels)) < 2:
+        raise ValueError("`train_labels` must hold at least 2 classes.")
+    classifier = _classifier(seed=0).fit(train_vectors, train_labels)
+    return float(np.mean(classifier.predict(test_vectors) == test_labels))
+
+
+def word_similarity_spearman(embed_words, name, vocabulary=None):
+    """Spearman correlation of the cosine of word vectors with human scores.
+
+    `embed_words` maps a list of words to a `(len(words), dim)` array (for a
+    sentence encoder: each word embedded as a one-word sentence); it is
+    called once with every distinct word. `name` is `"wordsim353"` or
+    `"simlex999"`. With `vocabulary` (a container of words), only pairs of
+    two words in it are scored. Returns `(rho, number_of_pairs)`.
+
+    >>> rho, pairs = word_similarity_spearman(lambda words: encoder(words), "simlex999")
+    """
+    from scipy.stats import spearmanr
+
+    if not callable(embed_words):
+        raise TypeError(
+            "`embed_words` must be a callable mapping a list of words to an "
+            f"array. Received: embed_words={embed_words!r}"
+        )
+    pairs = [(a, b, score) for a, b, score in datasets.word_similarity_pairs(name)
+             if vocabulary is None or (a in vocabulary and b in vocabulary)]
+    if len(pairs) < 3:
+        raise ValueError(
+            f"Only {len(pairs)} pairs of {name!r} have both words in `vocabulary`; "
+            "at least 3 are needed."
+        )
+    words = list(dict.fromkeys(word for a, b, _ in pairs for word in (a, b)))
+    vectors = _as_matrix("embed_words(words)", embed_words(words))
+    if len(vectors) != len(words):
+        raise ValueError(
+            f"`embed_words` must return one row per word: {len(words)} words, "
+            f"{len(vectors)} rows."
+        )
+    row = {word: i for i, word in enumerate(words)}
+    first = vectors[[row[a] for a, _, _ in pairs]]
+    second = vectors[[row[b] for _, b, _ in pairs]]
+    cosine = np.einsum("ij,ij->i", first, second) / (
+        np.linalg.norm(first, axis=1) * np.linalg.norm(second, axis=1) + 1e-12
+    )
+    return float(spearmanr(cosine, [s for _, _, s in pairs]).statistic), len(pairs)
+
+
+def pareto_front(points):
+    """Indices of the `(size, quality)` points no other point beats.
+
+    A point is beaten when another is no larger and no worse, and smaller or
+    better. Returned from the smallest size up.
+
+    >>> pareto_front([(10, 0.9), (1, 0.5), (5, 0.4), (20, 0.9)])
+    [1, 0]
+    """
+    points = np.asarray(points, dtype=np.float64)
+    if points.ndim != 2 or points.shape[1] != 2 or len(points) == 0:
+        raise ValueError(
+            "`points` must be a non-empty list of (size, quality) pairs. "
+            f"Received shape: {points.shape}"
+        )
+    if not np.all(np.isfinite(points)):
+        raise ValueError("`points` holds NaN or infinite values.")
+    sizes, qualities = points[:, 0], points[:, 1]
+    front = []
+    for i in range(len(points)):
+        no_worse = (sizes <= sizes[i]) & (qualities >= qualities[i])
+        better = (sizes < sizes[i]) | (qualities > qualities[i])
+        if not np.any(no_worse & better):
+            front.append(i)
+    return sorted(front, key=lambda i: (sizes[i], -qualities[i]))
+
+
+def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="name",
+                         title=None, axis_labels=None):
+    """Writes a PNG of quality against file size, with the Pareto front.
+
+    `rows` are dicts (the rows of a results table); `quality` is one key or a
+    list of keys (one panel each); `size` is plotted on a log axis and
+    `label` names each point. `axis_labels` maps keys to axis titles (e.g.
+    `{"file_mb": "file size (MB)"}`). Rows whose value is missing or None
+    are left out of that panel. Returns `path`.
+
+    >>> rows = [{"name": "teacher", "file_mb": 22.0, "cosine": 1.0},
+    ...         {"name": "sub K=2", "file_mb": 9.0, "cosine": 0.9}]
+    >>> plot_quality_vs_size(rows, "quality.png")
+    """
+    # A bare Figure draws with Agg and leaves pyplot's global state alone.
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    rows = list(rows)
+    axis_labels = dict(axis_labels or {})
+    qualities = [quality] if isinstance(quality, str) else list(quality)
+    if not rows or not qualities:
+        raise ValueError("`rows` and `quality` must not be empty.")
+    panels = []
+    for key in qualities:
+        kept = [row for row in rows
+                if row.get(key) is not None and row.get(size) is not None]
+        if not kept:
+            raise ValueError(
+                f"No row has both {size!r} and {key!r}. "
+                f"Keys of the first row: {sorted(rows[0])}"
+            )
+        panels.append((key, kept))
+
+    figure = Figure(figsize=(6.4 * len(panels), 4.8))
+    axes = figure.subplots(1, len(panels), squeeze=False)
+    for axis, (key, kept) in zip(axes[0], panels):
+        points = [(float(row[size]), float(row[key])) for row in kept]
+        if min(x for x, _ in points) <= 0:
+            raise ValueError(f"{size!r} must be positive (a log axis). Received: {points}")
+        front = pareto_front(points)
+        xs, ys = np.array(points).T
+        axis.scatter(xs, ys, color="tab:gray", zorder=2, label="other settings")
+        axis.scatter(xs[front], ys[front], color="tab:blue", zorder=3, label="Pareto front")
+        axis.step(xs[front], ys[front], where="post", color="tab:blue", alpha=0.6, zorder=1)
+        for row, x, y in zip(kept, xs, ys):
+            axis.annotate(str(row.get(label, "")), (x, y), textcoords="offset points",
+                          xytext=(5, 4), fontsize=8)
+        axis.set_xscale("log")
+        # Plain numbers at 1-2-5 steps: the default 10^x labels collide.
+        axis.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        axis.xaxis.set_minor_formatter(NullFormatter())
+        # Room on the right for the labels of the largest points.
+        axis.set_xlim(xs.min() / 1.3, xs.max() * 1.8)
+        axis.set_xlabel(axis_labels.get(size, size))
+        axis.set_ylabel(axis_labels.get(key, key))
+        axis.grid(True, which="both", alpha=0.3)
+        axis.legend(loc="lower right", fontsize=8)
+    if title:
+        figure.suptitle(title)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120, format="png")
+    return path
