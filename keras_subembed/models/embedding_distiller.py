@@ -1,0 +1,294 @@
+"""Train a compressed encoder to match its original on unlabelled text, with `fit`."""
+
+import keras
+import keras_hub
+from keras import ops
+
+from keras_subembed.models.encoder_inputs import backbone_inputs
+from keras_subembed.models.sentence_pooling import SentencePooling
+from keras_subembed.optimizers.layer_rate_adamw import LayerRateAdamW
+
+TRAINABLE_PARTS = ("all", "embedding")
+
+
+def hidden_state_names(backbone):
+    """Layer names whose outputs are hidden states 0..L of a keras-hub encoder.
+
+    State 0 is the embedding output (after its layer norm), state i the
+    output of transformer layer i - 1: the layout of keras-hub's BERT,
+    RoBERTa, XLM-R and DistilBERT backbones and of this package's.
+    """
+    names = [layer.name for layer in backbone.layers]
+    transformer = [name for name in names if name.startswith("transformer_layer_")]
+    if "embeddings_layer_norm" not in names or not transformer:
+        raise ValueError(
+            f"{type(backbone).__name__} has no `embeddings_layer_norm` and "
+            "`transformer_layer_<i>` layers, so its hidden states cannot be read."
+        )
+    return ["embeddings_layer_norm"] + transformer
+
+
+def _hidden_states_model(backbone, state_indices, name):
+    names = hidden_state_names(backbone)
+    outputs = [backbone.get_layer(names[index]).output for index in state_indices]
+    return keras.Model(backbone.input, outputs, name=name)
+
+
+def _embedding_holder(backbone):
+    """The top-level layer of `backbone` that holds its token embedding."""
+    for layer in backbone.layers:
+        if layer is backbone.token_embedding or (
+            getattr(layer, "token_embedding", None) is backbone.token_embedding
+        ):
+            return layer
+    raise ValueError(f"{type(backbone).__name__}'s token embedding is not one of its layers.")
+
+
+@keras.saving.register_keras_serializable(package="keras_subembed")
+class EmbeddingDistiller(keras_hub.models.Task):
+    """Distils a frozen `teacher` encoder into a `student` (a compressed copy).
+
+    Both run on the same text; the loss pulls the student's hidden states
+    (`state_layers`: 0 is the embedding output, i the output of transformer
+    layer i; negative indices count from the last) and its pooled sentence
+    vectors towards the teacher's:
+
+    * state loss: squared error per token over the valid tokens, divided by
+      the teacher's mean squared state (scale-free), averaged over layers;
+    * sentence loss: `1 - cosine` of the pooled, normalised vectors.
+
+    `fit` takes a `tf.data.Dataset` of raw strings (with a `preprocessor`,
+    e.g. `SentenceEncoderPreprocessor`) or of `{"token_ids", "padding_mask"}`
+    batches. `compile()` defaults to `LayerRateAdamW`: `learning_rate` for the
+    pretrained transformer and `embedding_learning_rate` for the new token
+    embedding. The student is `self.backbone` (and `self.student`).
+
+    Args:
+        teacher: the original keras-hub encoder (frozen here).
+        student: the encoder to train (e.g. from `compress_backbone`), with
+            the teacher's inputs, vocabulary size and width.
+        preprocessor: turns strings into token ids, or `None`.
+        state_layers: hidden states to match (default `(0, -1)`).
+        state_loss_weight, sentence_loss_weight: weights of the two losses.
+        pooling: `"mean"`, `"cls"` or `"max"` for the sentence vectors.
+        train: `"all"` (every student weight the losses reach; e.g. BERT's
+            pooler is frozen) or `"embedding"` (the token embedding only).
+
+    Example:
+    >>> distiller = EmbeddingDistiller(teacher, student, preprocessor)
+    >>> distiller.compile(learning_rate=2e-5, embedding_learning_rate=1e-3)
+    >>> distiller.fit(text_dataset.batch(32), epochs=1)
+    """
+
+    def __init__(
+        self,
+        teacher,
+        student,
+        preprocessor=None,
+        state_layers=(0, -1),
+        state_loss_weight=1.0,
+        sentence_loss_weight=1.0,
+        pooling="mean",
+        train="all",
+        **kwargs,
+    ):
+        _check_pair(teacher, student)
+        if train not in TRAINABLE_PARTS:
+            raise ValueError(f"`train` must be one of {TRAINABLE_PARTS}. Received: train={train!r}")
+        num_states = len(hidden_state_names(teacher))
+        state_layers = [int(index) for index in state_layers]
+        for index in state_layers:
+            if not -num_states <= index < num_states:
+                raise ValueError(
+                    f"`state_layers` holds {index}, but the encoders have hidden states "
+                    f"0..{num_states - 1} (0 is the embedding output)."
+                )
+        state_indices = sorted({index % num_states for index in state_layers})
+        for name, weight in (("state_loss_weight", state_loss_weight),
+                             ("sentence_loss_weight", sentence_loss_weight)):
+            if isinstance(weight, bool) or not float(weight) >= 0:
+                raise ValueError(f"`{name}` must be a number >= 0. Received: {name}={weight!r}")
+        if not (state_indices and state_loss_weight > 0) and not sentence_loss_weight > 0:
+            raise ValueError("Both losses are switched off: nothing would be trained.")
+
+        # === Layers ===
+        teacher.trainable = False
+        student.trainable = True
+        if train == "embedding":
+            holder = _embedding_holder(student)
+            for layer in student.layers:
+                layer.trainable = layer is holder
+            if holder is not student.token_embedding:
+                holder.position_embedding.trainable = False
+        self.teacher = teacher
+        self.backbone = student
+        self.preprocessor = preprocessor
+        self.pooler = SentencePooling(pooling, normalize=True, name="pooling")
+        # Only what the losses read is computed: states 0 alone with no
+        # sentence loss never runs a transformer layer.
+        last = num_states - 1
+        read = sorted(set(state_indices) | ({last} if sentence_loss_weight > 0 else set()))
+
+        # === Functional Model ===
+        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
+        padding_mask = keras.Input(shape=(None,), dtype="int32", name="padding_mask")
+        outputs = {}
+        for role, encoder in (("teacher", teacher), ("student", student)):
+            states_model = _hidden_states_model(encoder, read, f"{role}_hidden_states")
+            if role == "student":
+                # Layers no loss reaches (BERT's pooler) get no gradient:
+                # freeze them rather than feed the optimizer empty updates.
+                reached = {id(layer) for layer in states_model.layers}
+                for layer in student.layers:
+                    if id(layer) not in reached:
+                        layer.trainable = False
+            states = states_model(backbone_inputs(encoder, token_ids, padding_mask))
+            states = dict(zip(read, keras.tree.flatten(states)))
+            for index in state_indices:
+                outputs[f"{role}_state_{index}"] = states[index]
+            if sentence_loss_weight > 0:
+                outputs[f"{role}_sentence"] = self.pooler(states[last], padding_mask)
+        super().__init__(
+            inputs={"token_ids": token_ids, "padding_mask": padding_mask},
+            outputs=outputs,
+            compile=False,
+            **kwargs,
+        )
+
+        # === Config ===
+        self.state_layers = state_layers
+        self.state_indices = state_indices
+        self.state_loss_weight = float(state_loss_weight)
+        self.sentence_loss_weight = float(sentence_loss_weight)
+        self.pooling = pooling
+        self.train = train
+        self.state_loss_tracker = keras.metrics.Mean(name="state_loss")
+        self.sentence_cosine_tracker = keras.metrics.Mean(name="sentence_cosine")
+
+    @property
+    def student(self):
+        return self.backbone
+
+    def compile(
+        self,
+        optimizer="auto",
+        learning_rate=2e-5,
+        embedding_learning_rate=1e-3,
+        weight_decay=0.01,
+        **kwargs,
+    ):
+        """`keras.Model.compile`; `"auto"` builds a `LayerRateAdamW` with two rates."""
+        if optimizer == "auto":
+            embedding_name = _embedding_holder(self.student).name
+            optimizer = LayerRateAdamW(
+                learning_rate,
+                {embedding_name: embedding_learning_rate / learning_rate},
+                weight_decay=weight_decay,
+            )
+        super().compile(optimizer=optimizer, **kwargs)
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        mask = ops.cast(x["padding_mask"], "float32")
+        loss = ops.convert_to_tensor(0.0)
+        if self.state_indices and self.state_loss_weight > 0:
+            state_loss = ops.mean(
+                ops.stack(
+                    [
+                        _state_loss(
+                            y_pred[f"student_state_{index}"], y_pred[f"teacher_state_{index}"], mask
+                        )
+                        for index in self.state_indices
+                    ]
+                )
+            )
+            self.state_loss_tracker.update_state(state_loss)
+            loss = loss + self.state_loss_weight * state_loss
+        if self.sentence_loss_weight > 0:
+            cosine = ops.mean(
+                ops.sum(
+                    ops.cast(y_pred["student_sentence"], "float32")
+                    * ops.cast(y_pred["teacher_sentence"], "float32"),
+                    axis=-1,
+                )
+            )
+            self.sentence_cosine_tracker.update_state(cosine)
+            loss = loss + self.sentence_loss_weight * (1.0 - cosine)
+        if self.losses:
+            loss = loss + ops.sum(self.losses)
+        return loss
+
+    def fit(self, x=None, *args, **kwargs):
+        _check_not_empty(x)
+        return super().fit(x, *args, **kwargs)
+
+    def get_config(self):
+        config = super().get_config()
+        config.pop("backbone")
+        config.update(
+            {
+                "teacher": keras.layers.serialize(self.teacher),
+                "student": keras.layers.serialize(self.student),
+                "state_layers": list(self.state_layers),
+                "state_loss_weight": self.state_loss_weight,
+                "sentence_loss_weight": self.sentence_loss_weight,
+                "pooling": self.pooling,
+                "train": self.train,
+            }
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        for key in ("teacher", "student", "preprocessor"):
+            if isinstance(config.get(key), dict):
+                config[key] = keras.layers.deserialize(config[key])
+        return cls(**config)
+
+
+def _state_loss(student, teacher, mask):
+    student = ops.cast(student, "float32")
+    teacher = ops.cast(teacher, "float32")
+    weights = ops.expand_dims(mask, axis=-1)
+    count = ops.maximum(ops.sum(mask), 1.0)
+    error = ops.sum(ops.square(student - teacher) * weights) / count
+    scale = ops.sum(ops.square(teacher) * weights) / count
+    return error / ops.maximum(scale, 1e-12)
+
+
+def _check_pair(teacher, student):
+    for role, encoder in (("teacher", teacher), ("student", student)):
+        if not isinstance(encoder, keras_hub.models.Backbone):
+            raise TypeError(
+                f"`{role}` must be a keras-hub Backbone (e.g. BertBackbone, or one from "
+                f"compress_backbone). Received: {role}={encoder!r}"
+            )
+    teacher_inputs, student_inputs = sorted(teacher.input), sorted(student.input)
+    if teacher_inputs != student_inputs:
+        raise ValueError(
+            f"The teacher takes inputs {teacher_inputs} and the student {student_inputs}: "
+            "they must be the same."
+        )
+    sizes = {}
+    for role, encoder in (("teacher", teacher), ("student", student)):
+        embedding = encoder.token_embedding
+        sizes[role] = (embedding.input_dim, getattr(encoder, "hidden_dim", None))
+    if sizes["teacher"] != sizes["student"]:
+        raise ValueError(
+            "The teacher and the student must have the same vocabulary size and "
+            f"width. Teacher: (vocabulary, hidden_dim)={sizes['teacher']}; "
+            f"student: {sizes['student']}."
+        )
+    if len(hidden_state_names(teacher)) != len(hidden_state_names(student)):
+        raise ValueError("The teacher and the student must have the same number of layers.")
+
+
+def _check_not_empty(data):
+    try:
+        import tensorflow as tf
+    except ImportError:  # pragma: no cover - TensorFlow ships with the package
+        return
+    if isinstance(data, tf.data.Dataset):
+        cardinality = int(data.cardinality())
+        if cardinality == 0:
+            raise ValueError("The dataset `x` is empty: there is nothing to distil on.")

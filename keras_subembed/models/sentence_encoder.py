@@ -1,0 +1,85 @@
+"""Any text encoder as a sentence embedder: `token_ids, padding_mask -> embedding`."""
+
+import pathlib
+
+import keras
+import keras_hub
+
+from keras_subembed.models.encoder_inputs import backbone_inputs
+from keras_subembed.models.encoder_inputs import sequence_output
+from keras_subembed.models.sentence_encoder_preprocessor import SentenceEncoderPreprocessor
+from keras_subembed.models.sentence_pooling import SentencePooling
+
+
+@keras.saving.register_keras_serializable(package="keras_subembed")
+class SentenceEncoder(keras_hub.models.Task):
+    """Sentence vectors from a keras-hub text encoder (original or compressed).
+
+    Inputs `token_ids` and `padding_mask` (int32, `(batch, length)`); output
+    `{"embedding": (batch, hidden_dim)}`, pooled over the valid tokens as the
+    model was trained (`"mean"` for all-MiniLM-L6-v2) and L2-normalised. A
+    BERT-style backbone gets segment 0 everywhere. With a `preprocessor`,
+    `predict` and `fit` take raw strings; `export_tflite` ships it with the
+    signature `token_ids, padding_mask -> embedding`.
+
+    Args:
+        backbone: a keras-hub text encoder (`BertBackbone`, `RobertaBackbone`,
+            ..., or a `keras_subembed.models.CompressedBackbone`).
+        preprocessor: a `SentenceEncoderPreprocessor`, or `None` for ids.
+        pooling: `"mean"`, `"cls"` or `"max"`.
+        normalize: L2-normalise the vectors (default `True`).
+
+    Example:
+    >>> encoder = SentenceEncoder.from_preset(minilm_preset_dir())
+    >>> vectors = encoder.predict(["A sentence.", "Another one."])["embedding"]
+    """
+
+    def __init__(self, backbone, preprocessor=None, pooling="mean", normalize=True, **kwargs):
+        # === Layers ===
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+        self.pooler = SentencePooling(
+            pooling, normalize, dtype=backbone.dtype_policy, name="pooling"
+        )
+
+        # === Functional Model ===
+        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
+        padding_mask = keras.Input(shape=(None,), dtype="int32", name="padding_mask")
+        states = sequence_output(backbone, backbone(backbone_inputs(backbone, token_ids, padding_mask)))
+        embedding = self.pooler(states, padding_mask)
+        super().__init__(
+            inputs={"token_ids": token_ids, "padding_mask": padding_mask},
+            outputs={"embedding": embedding},
+            compile=False,
+            **kwargs,
+        )
+
+        # === Config ===
+        self.pooling = pooling
+        self.normalize = normalize
+
+    @classmethod
+    def from_preset(cls, preset, sequence_length=128, pooling=None, **kwargs):
+        """A sentence encoder from a keras-hub preset or a local Hugging Face folder.
+
+        The folder of a sentence-transformers model (e.g.
+        `keras_subembed.datasets.minilm_preset_dir()`) also gives the pooling
+        (`1_Pooling/config.json`) unless `pooling` is given; otherwise it is
+        `"mean"`.
+        """
+        preset = str(preset)  # keras-hub takes names and folders as strings only
+        backbone = keras_hub.models.Backbone.from_preset(preset)
+        tokenizer = keras_hub.tokenizers.Tokenizer.from_preset(preset)
+        if pooling is None:
+            pooling = "mean"
+            if (pathlib.Path(preset) / "1_Pooling" / "config.json").is_file():
+                from keras_subembed.datasets import minilm_pooling
+
+                pooling = minilm_pooling(preset)
+        preprocessor = SentenceEncoderPreprocessor(tokenizer, sequence_length=sequence_length)
+        return cls(backbone, preprocessor, pooling=pooling, **kwargs)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"pooling": self.pooling, "normalize": self.normalize})
+        return config
