@@ -23,8 +23,13 @@ import time
 import numpy as np
 from ai_edge_litert.interpreter import Interpreter
 
-from wordpiece_tokenizer import VocabularyError
-from wordpiece_tokenizer import WordPieceTokenizer
+# The helpers are sibling files: find them also under `runpy.run_path` or
+# when this file is imported from another folder.
+if str(pathlib.Path(__file__).parent) not in sys.path:
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+
+from wordpiece_tokenizer import VocabularyError  # noqa: E402
+from wordpiece_tokenizer import WordPieceTokenizer  # noqa: E402
 
 SIGNATURE = "serving_default"
 

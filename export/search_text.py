@@ -24,15 +24,20 @@ import time
 
 import numpy as np
 
-from run_tflite import RunnerError
-from run_tflite import add_model_arguments
-from run_tflite import invoke
-from run_tflite import load_tokenizer
-from run_tflite import longest_accepted_length
-from run_tflite import open_signature
-from run_tflite import positive_int
-from run_tflite import print_latency
-from run_tflite import run_command
+# The helpers are sibling files: find them also under `runpy.run_path` or
+# when this file is imported from another folder.
+if str(pathlib.Path(__file__).parent) not in sys.path:
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+
+from run_tflite import RunnerError  # noqa: E402
+from run_tflite import add_model_arguments  # noqa: E402
+from run_tflite import invoke  # noqa: E402
+from run_tflite import load_tokenizer  # noqa: E402
+from run_tflite import longest_accepted_length  # noqa: E402
+from run_tflite import open_signature  # noqa: E402
+from run_tflite import positive_int  # noqa: E402
+from run_tflite import print_latency  # noqa: E402
+from run_tflite import run_command  # noqa: E402
 
 INPUTS = ("token_ids", "padding_mask")
 # Files with at least this many lines report progress on stderr.

