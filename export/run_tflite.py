@@ -10,6 +10,8 @@ signature, prints the top predictions for each [MASK] and the latency.
 
 Text longer than the model accepts is cut (with a notice on stderr); a bad
 model file, vocabulary or argument ends with one `error:` line and exit code 2.
+The model always gets at least `[CLS] [SEP]`, never a length-0 sequence or an
+empty batch (which some LiteRT kernels reject).
 The helpers here (model and vocabulary loading, errors, latency) are shared
 with `search_text.py`.
 """

@@ -12,6 +12,9 @@ to --sequence-length tokens.
     # one embedding row per line of the file (blank lines included), as .npy
     python export/search_text.py minilm.tflite --embed news.txt --output vectors.npy
 
+A model that takes fewer tokens (a smaller position table) is found out at
+start and lines are cut to its limit, with a notice. Every input holds at least
+`[CLS] [SEP]`: the model never sees a length-0 sequence or an empty batch.
 Progress goes to stderr for large files; errors are one `error:` line, exit code 2.
 """
 
@@ -83,7 +86,7 @@ class SentenceEncoder:
     def __init__(self, model_path, vocabulary_path=None, sequence_length=128, threads=1):
         self.runner = open_signature(model_path, INPUTS, threads)
         self.tokenizer = load_tokenizer(model_path, vocabulary_path)
-        probe = [self.tokenizer.cls_id] + [self.tokenizer.pad_id] * sequence_length
+        probe = [self.tokenizer.pad_id] * sequence_length
 
         def probe_inputs(length):
             return batch_inputs([self.tokenizer.pack(probe, length)], self.tokenizer.pad_id)

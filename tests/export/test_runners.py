@@ -34,6 +34,8 @@ needs_minilm = pytest.mark.skipif(MINILM is None, reason="needs the gt-all-minil
 # MiniLM's 30,522-token vocabulary where installed; always one built from news text.
 VOCABULARIES = [pytest.param("minilm", marks=needs_minilm), "news"]
 MLM_MAX_LENGTH = 16
+# Below search_text.py's default --sequence-length (128), to test the cut.
+ENCODER_MAX_LENGTH = 64
 
 spec = importlib.util.spec_from_file_location("wordpiece_tokenizer", EXPORT / "wordpiece_tokenizer.py")
 wordpiece_tokenizer = importlib.util.module_from_spec(spec)
@@ -177,11 +179,12 @@ def test_tokenizer_vocabulary_and_packing():
 
 
 def sentence_encoder(vocabulary_size):
-    """token_ids/padding_mask -> Embedding(V, 8) -> masked mean -> L2 normalised `embedding`."""
+    """ids -> token + position (ENCODER_MAX_LENGTH) vectors -> masked mean -> L2 normalised `embedding`."""
     keras.utils.set_random_seed(0)
     token_ids = keras.Input((None,), dtype="int32", name="token_ids")
     padding_mask = keras.Input((None,), dtype="int32", name="padding_mask")
     vectors = keras.layers.Embedding(vocabulary_size, 8)(token_ids)
+    vectors = vectors + keras_hub.layers.PositionEmbedding(ENCODER_MAX_LENGTH)(vectors)
     weights = keras.ops.expand_dims(keras.ops.cast(padding_mask, "float32"), -1)
     pooled = keras.ops.sum(vectors * weights, axis=1) / keras.ops.maximum(keras.ops.sum(weights, axis=1), 1.0)
     embedding = keras.ops.normalize(pooled, axis=-1)
@@ -273,7 +276,7 @@ def news_lines(count):
     return gensim_test_file("lee_background.cor").read_text(encoding="utf-8").splitlines()[:count]
 
 
-def keras_vectors(exported, texts, sequence_length=128):
+def keras_vectors(exported, texts, sequence_length=ENCODER_MAX_LENGTH):
     """The Keras model's vectors, ids from keras-hub's BertTokenizer: what training computes."""
     encoder = exported["encoder"]
     tokenizer = keras_hub_tokenizer(exported["vocabulary"])
@@ -302,9 +305,12 @@ def test_search_text_embeds_as_the_keras_model_does(exported, run_script, tmp_pa
         # unit vectors from the same ids: equal up to float32 summation order
         np.testing.assert_allclose(vectors, expected, rtol=0, atol=1e-6)
     tokenizer = WordPieceTokenizer.from_file(exported["vocabulary"])
-    long_texts = sum(len(tokenizer.tokenize(text)) > 126 for text in texts)
+    long_texts = sum(len(tokenizer.tokenize(text)) + 2 > ENCODER_MAX_LENGTH for text in texts)
     assert 1 <= long_texts < len(texts)
-    assert f"notice: {long_texts} text(s) were longer than 128 tokens and were cut" in result.stderr
+    assert (f"notice: the model takes at most {ENCODER_MAX_LENGTH} tokens; lines are cut to "
+            f"{ENCODER_MAX_LENGTH} instead of --sequence-length 128") in result.stderr
+    assert (f"notice: {long_texts} text(s) were longer than {ENCODER_MAX_LENGTH} tokens "
+            "and were cut") in result.stderr
     assert oct(output.stat().st_mode & 0o777) == oct(0o666 & ~current_umask())
 
 
@@ -334,8 +340,7 @@ def test_search_text_finds_each_line_as_its_own_nearest_neighbour(exported, run_
     assert "latency: median" in result.stdout and "(batch 1," in result.stdout
 
 
-def test_search_text_cuts_to_what_the_model_takes(exported, run_script, tmp_path):
-    """A model with 16 positions and --sequence-length 128: cut to 16, with a notice, no crash."""
+def test_search_text_takes_only_sentence_encoders_and_cuts_to_sequence_length(exported, run_script, tmp_path):
     corpus = tmp_path / "c.txt"
     corpus.write_text("word " * 40 + "\n", encoding="utf-8")
     mlm_as_encoder = tmp_path / "m.tflite"
@@ -451,18 +456,21 @@ def test_run_tflite_bad_model_file_gives_one_line_and_exit_2(damage, exported, r
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("case", ["no_mask_token", "no_specials", "no_mask_in_text", "top_k_zero",
+@pytest.mark.parametrize("case", ["no_mask_token", "no_specials", "longer", "no_mask_in_text", "top_k_zero",
                                   "top_k_negative", "runs_negative", "threads_zero", "missing_vocabulary"])
 def test_run_tflite_bad_input_gives_one_clear_error(case, exported, run_script, tmp_path):
     vocabulary = exported["vocabulary"].read_text(encoding="utf-8").splitlines()
     (tmp_path / "no_mask.txt").write_text("\n".join(t if t != "[MASK]" else "[MASKED]" for t in vocabulary))
     (tmp_path / "no_specials.txt").write_text("\n".join(t for t in vocabulary if not t.startswith("[")))
+    (tmp_path / "longer.txt").write_text("\n".join(vocabulary + ["extra", "tokens"]))
     model = exported["folder"] / "mlm.tflite"
     arguments, message = {
         "no_mask_token": (["a [MASK]", "--vocabulary", tmp_path / "no_mask.txt"],
                           "lacks the special token(s) [MASK];"),
         "no_specials": (["a [MASK]", "--vocabulary", tmp_path / "no_specials.txt"],
                         "lacks the special token(s) [UNK], [CLS], [SEP], [PAD], [MASK];"),
+        "longer": (["a [MASK]", "--vocabulary", tmp_path / "longer.txt"],
+                   f"the model scores {len(vocabulary)} ids but the vocabulary has {len(vocabulary) + 2} tokens"),
         "no_mask_in_text": (["no mask here"], "error: the text has no [MASK] token"),
         "top_k_zero": (["a [MASK]", "--top-k", "0"], "argument --top-k: expected a positive integer, got 0"),
         "top_k_negative": (["a [MASK]", "--top-k", "-1"], "argument --top-k: expected a positive integer, got -1"),
