@@ -62,7 +62,7 @@ def add_model_arguments(parser, runs=20):
     """Arguments every runner takes: model, vocabulary, threads, latency runs."""
     parser.add_argument("model", help="the .tflite file")
     parser.add_argument("--vocabulary", help="vocab.txt (default: <model>.vocab.txt)")
-    parser.add_argument("--threads", type=positive_int, default=1)
+    parser.add_argument("--threads", type=positive_int, default=1, help="interpreter threads (default 1)")
     parser.add_argument("--runs", type=non_negative_int, default=runs,
                         help=f"timed runs for the latency; 0 skips it (default {runs})")
 
@@ -179,7 +179,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_model_arguments(parser)
     parser.add_argument("text", help="a sentence with one or more [MASK] tokens")
-    parser.add_argument("--top-k", type=positive_int, default=5)
+    parser.add_argument("--top-k", type=positive_int, default=5, help="guesses per [MASK] (default 5)")
     args = parser.parse_args(argv)
 
     runner = open_signature(args.model, ("token_ids", "padding_mask", "mask_positions"), args.threads)

@@ -187,10 +187,10 @@ def parse_arguments(argv):
     mode.add_argument("--embed", help="text file to embed, one passage per line")
     parser.add_argument("--output", help="with --embed: the .npy file for the (lines, d) float32 vectors")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
-    parser.add_argument("--top-k", type=positive_int, default=5)
+    parser.add_argument("--top-k", type=positive_int, default=5, help="results per query (default 5)")
     parser.add_argument("--sequence-length", type=positive_int, default=128,
                         help="tokens per line including [CLS] and [SEP]; longer lines are cut")
-    parser.add_argument("--batch-size", type=positive_int, default=8)
+    parser.add_argument("--batch-size", type=positive_int, default=8, help="lines per model call (default 8)")
     # intermixed: queries may come before or after the options
     args = parser.parse_intermixed_args(argv)
     if args.corpus and not args.queries:
