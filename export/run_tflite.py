@@ -1,11 +1,19 @@
 """Run an exported masked-LM .tflite as an app would: LiteRT and NumPy only.
 
-No TensorFlow, no Keras: tokenizes the sentence with the WordPiece vocabulary
-written beside the model by `export/convert.py`, runs the `serving_default`
+No TensorFlow, no Keras: tokenizes the sentence exactly as keras-hub's
+BertTokenizer did in training (`wordpiece_tokenizer.py`, with the vocabulary
+written beside the model by `export/convert.py`), runs the `serving_default`
 signature, prints the top predictions for each [MASK] and the latency.
 
     python export/run_tflite.py mlm.tflite "the police said the [MASK] was closed ."
     python export/run_tflite.py mlm.tflite "..." --vocabulary mlm.vocab.txt --top-k 5
+
+Text longer than the model accepts is cut (with a notice on stderr); a bad
+model file, vocabulary or argument ends with one `error:` line and exit code 2.
+The model always gets at least `[CLS] [SEP]`, never a length-0 sequence or an
+empty batch (which some LiteRT kernels reject).
+The helpers here (model and vocabulary loading, errors, latency) are shared
+with `search_text.py`.
 """
 
 import argparse
@@ -13,107 +21,205 @@ import pathlib
 import statistics
 import sys
 import time
-import unicodedata
 
 import numpy as np
 from ai_edge_litert.interpreter import Interpreter
 
-SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[PAD]", "[MASK]", "[UNK]")
+# The helpers are sibling files: find them also under `runpy.run_path` or
+# when this file is imported from another folder.
+if str(pathlib.Path(__file__).parent) not in sys.path:
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+
+from wordpiece_tokenizer import VocabularyError  # noqa: E402
+from wordpiece_tokenizer import WordPieceTokenizer  # noqa: E402
+
+SIGNATURE = "serving_default"
 
 
-def split_words(text, lowercase=True):
-    """BERT's basic tokenization: whitespace, punctuation, accents stripped."""
-    words, current = [], []
-    for piece in text.split():
-        if piece in SPECIAL_TOKENS:
-            words.append(piece)
-            continue
-        if lowercase:
-            piece = "".join(c for c in unicodedata.normalize("NFD", piece.lower())
-                            if unicodedata.category(c) != "Mn")
-        for char in piece:
-            if unicodedata.category(char).startswith("P") or (33 <= ord(char) <= 47):
-                if current:
-                    words.append("".join(current))
-                    current = []
-                words.append(char)
-            else:
-                current.append(char)
-        if current:
-            words.append("".join(current))
-            current = []
-    return words
+class RunnerError(Exception):
+    """A problem the user can fix; printed as one `error:` line, exit code 2."""
 
 
-def wordpiece(word, index, max_chars=100):
-    """Greedy longest-match-first WordPiece ids of one word."""
-    if word in index:
-        return [index[word]]
-    if len(word) > max_chars:
-        return [index["[UNK]"]]
-    ids, start = [], 0
-    while start < len(word):
-        end, match = len(word), None
-        while start < end:
-            piece = word[start:end] if start == 0 else "##" + word[start:end]
-            if piece in index:
-                match = index[piece]
-                break
-            end -= 1
-        if match is None:
-            return [index["[UNK]"]]
-        ids.append(match)
-        start = end
-    return ids
+def positive_int(text):
+    return _bounded_int(text, 1, "a positive integer")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def non_negative_int(text):
+    return _bounded_int(text, 0, "an integer >= 0")
+
+
+def _bounded_int(text, lowest, wanted):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}") from None
+    if value < lowest:
+        raise argparse.ArgumentTypeError(f"expected {wanted}, got {value}")
+    return value
+
+
+def add_model_arguments(parser, runs=20):
+    """Arguments every runner takes: model, vocabulary, threads, latency runs."""
     parser.add_argument("model", help="the .tflite file")
-    parser.add_argument("text", help="a sentence with one or more [MASK] tokens")
     parser.add_argument("--vocabulary", help="vocab.txt (default: <model>.vocab.txt)")
-    parser.add_argument("--top-k", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--runs", type=int, default=20, help="timed runs for the latency")
-    args = parser.parse_args()
+    parser.add_argument("--threads", type=positive_int, default=1, help="interpreter threads (default 1)")
+    parser.add_argument("--runs", type=non_negative_int, default=runs,
+                        help=f"timed runs for the latency; 0 skips it (default {runs})")
 
-    vocabulary_path = pathlib.Path(args.vocabulary or pathlib.Path(args.model).with_suffix(".vocab.txt"))
-    if not vocabulary_path.is_file():
-        sys.exit(f"error: no vocabulary at {vocabulary_path} (pass --vocabulary)")
-    vocabulary = vocabulary_path.read_text(encoding="utf-8").splitlines()
-    index = {token: i for i, token in enumerate(vocabulary)}
-    ids = [index["[CLS]"]]
-    for word in split_words(args.text):
-        ids += wordpiece(word, index)
-    ids.append(index["[SEP]"])
-    positions = [i for i, token in enumerate(ids) if token == index["[MASK]"]]
-    if not positions:
-        sys.exit("error: the text has no [MASK] token")
 
-    interpreter = Interpreter(model_path=args.model, num_threads=args.threads)
-    runner = interpreter.get_signature_runner("serving_default")
-    inputs = {
-        "token_ids": np.array([ids], dtype=np.int32),
-        "padding_mask": np.ones((1, len(ids)), dtype=np.int32),
-        "mask_positions": np.array([positions], dtype=np.int32),
-    }
-    logits = runner(**inputs)["outputs"][0]
+def open_signature(model_path, required_inputs, threads=1):
+    """The `serving_default` runner of a .tflite file, or a RunnerError saying why not."""
+    path = pathlib.Path(model_path)
+    if not path.exists():
+        raise RunnerError(f"no model file at {path}")
+    if not path.is_file():
+        raise RunnerError(f"{path} is not a file")
+    try:
+        interpreter = Interpreter(model_path=str(path), num_threads=threads)
+    except ValueError as error:
+        reason = str(error).split(".")[0]
+        raise RunnerError(f"{path} is not a valid .tflite model (corrupt or truncated?): {reason}") from None
+    signatures = interpreter.get_signature_list()
+    if SIGNATURE not in signatures:
+        raise RunnerError(f"{path} has no {SIGNATURE!r} signature (it has: {', '.join(signatures) or 'none'})")
+    inputs = set(signatures[SIGNATURE]["inputs"])
+    if inputs != set(required_inputs):
+        raise RunnerError(f"{path} takes inputs {sorted(inputs)}; this script runs models "
+                          f"taking {sorted(required_inputs)}")
+    return interpreter.get_signature_runner(SIGNATURE)
+
+
+def load_tokenizer(model_path, vocabulary_path=None, **kwargs):
+    """The WordPiece tokenizer of `vocabulary_path` (default: <model>.vocab.txt)."""
+    path = pathlib.Path(vocabulary_path or pathlib.Path(model_path).with_suffix(".vocab.txt"))
+    if not path.is_file():
+        raise RunnerError(f"no vocabulary at {path} (pass --vocabulary)")
+    try:
+        return WordPieceTokenizer.from_file(path, **kwargs)
+    except VocabularyError as error:
+        raise RunnerError(f"{path}: {error}") from None
+    except UnicodeDecodeError as error:
+        raise RunnerError(f"{path} is not UTF-8 text (byte {error.start})") from None
+
+
+def invoke(runner, inputs):
+    """Runs the signature; a model failure becomes a RunnerError naming the input shape."""
+    try:
+        return runner(**inputs)
+    except (RuntimeError, ValueError) as error:
+        shape = next(iter(inputs.values())).shape
+        raise RunnerError(f"the model failed on inputs of shape {tuple(shape)}: "
+                          f"{str(error).splitlines()[0]}") from None
+
+
+def longest_accepted_length(runner, make_inputs, length):
+    """`length` if the model runs on it, else the longest length it runs on.
+
+    .tflite inputs have a dynamic length, but a model with a position table
+    fails beyond the table's size; the limit is found by bisection. Returns
+    None when not even 2 tokens ([CLS] [SEP]) run, so the caller reports the
+    model's own error.
+    """
+    def runs(n):
+        try:
+            runner(**make_inputs(n))
+            return True
+        except RuntimeError:
+            return False
+
+    if runs(length):
+        return length
+    low, high = 2, length - 1
+    if high < low or not runs(low):
+        return None
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if runs(middle) else (low, middle - 1)
+    return low
+
+
+def median_latency_ms(runner, inputs, runs):
+    """Median wall time of `runs` calls in ms; None for runs == 0."""
     times = []
-    for _ in range(args.runs):
+    for _ in range(runs):
         start = time.perf_counter()
         runner(**inputs)
         times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times) if times else None
 
-    print(f"tokens: {' '.join(vocabulary[i] for i in ids)}")
-    for position, scores in zip(positions, logits):
+
+def print_latency(runner, inputs, runs, threads):
+    latency = median_latency_ms(runner, inputs, runs)
+    if latency is not None:
+        batch, length = next(iter(inputs.values())).shape[:2]
+        print(f"latency: median {latency:.2f} ms over {runs} runs "
+              f"(batch {batch}, {length} tokens, {threads} thread(s))")
+
+
+def run_command(main, argv=None):
+    """Calls `main(argv)`; a RunnerError becomes one stderr line and exit code 2."""
+    try:
+        main(argv)
+    except RunnerError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def masked_lm_inputs(token_ids, mask_id):
+    positions = [i for i, token in enumerate(token_ids) if token == mask_id]
+    return {
+        "token_ids": np.array([token_ids], dtype=np.int32),
+        "padding_mask": np.ones((1, len(token_ids)), dtype=np.int32),
+        "mask_positions": np.array([positions], dtype=np.int32),
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_model_arguments(parser)
+    parser.add_argument("text", help="a sentence with one or more [MASK] tokens")
+    parser.add_argument("--top-k", type=positive_int, default=5, help="guesses per [MASK] (default 5)")
+    args = parser.parse_args(argv)
+
+    runner = open_signature(args.model, ("token_ids", "padding_mask", "mask_positions"), args.threads)
+    tokenizer = load_tokenizer(args.model, args.vocabulary, special_tokens_in_strings=True)
+    ids = tokenizer.tokenize(args.text)
+    if tokenizer.mask_id not in ids:
+        raise RunnerError("the text has no [MASK] token")
+
+    full_length = len(ids) + 2
+
+    def probe_inputs(length):
+        probe = tokenizer.pack(ids, length)
+        probe[1] = tokenizer.mask_id
+        return masked_lm_inputs(probe, tokenizer.mask_id)
+
+    length = longest_accepted_length(runner, probe_inputs, full_length)
+    if length is None:
+        invoke(runner, probe_inputs(full_length))  # raises the model's own error
+    token_ids = tokenizer.pack(ids, length)
+    if length < full_length:
+        print(f"notice: the text has {full_length} tokens with [CLS] and [SEP]; the model takes "
+              f"at most {length}, so it was cut to the first {length}", file=sys.stderr)
+        if tokenizer.mask_id not in token_ids:
+            raise RunnerError(f"every [MASK] is past the model's {length}-token limit")
+    inputs = masked_lm_inputs(token_ids, tokenizer.mask_id)
+    logits = invoke(runner, inputs)["outputs"][0]
+
+    vocabulary = tokenizer.vocabulary
+    if logits.shape[-1] != len(vocabulary):
+        raise RunnerError(f"the model scores {logits.shape[-1]} ids but the vocabulary has "
+                          f"{len(vocabulary)} tokens: pass the vocabulary it was trained with")
+    print(f"tokens: {' '.join(vocabulary[i] for i in token_ids)}")
+    for position, scores in zip(inputs["mask_positions"][0], logits):
         top = np.argsort(scores)[::-1][: args.top_k]
         probabilities = np.exp(scores - scores.max())
         probabilities /= probabilities.sum()
         guesses = ", ".join(f"{vocabulary[t]} ({probabilities[t]:.2f})" for t in top)
         print(f"[MASK] at {position}: {guesses}")
-    print(f"latency: median {statistics.median(times):.2f} ms over {args.runs} runs "
-          f"({len(ids)} tokens, {args.threads} thread(s))")
+    print_latency(runner, inputs, args.runs, args.threads)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_command(main))
