@@ -1,13 +1,30 @@
-"""A RoBERTa-style masked-LM on keras-hub that trains with any compressed embedding."""
+"""keras-hub models with compressed embeddings: masked-LM pretraining, and
+compressing, distilling and shipping pretrained encoders as sentence embedders."""
 
+from keras_subembed.models.compressed_backbone import CompressedBackbone
+from keras_subembed.models.compressed_backbone import compress_backbone
+from keras_subembed.models.compressed_backbone import pretrained_token_embedding
 from keras_subembed.models.compressed_roberta_backbone import CompressedRobertaBackbone
 from keras_subembed.models.compressed_roberta_masked_lm import CompressedRobertaMaskedLM
 from keras_subembed.models.compressed_roberta_masked_lm_preprocessor import (
     CompressedRobertaMaskedLMPreprocessor,
 )
+from keras_subembed.models.embedding_distiller import EmbeddingDistiller
+from keras_subembed.models.positional_token_embedding import PositionalTokenEmbedding
+from keras_subembed.models.sentence_encoder import SentenceEncoder
+from keras_subembed.models.sentence_encoder_preprocessor import SentenceEncoderPreprocessor
+from keras_subembed.models.sentence_pooling import SentencePooling
 
 __all__ = [
+    "CompressedBackbone",
     "CompressedRobertaBackbone",
     "CompressedRobertaMaskedLM",
     "CompressedRobertaMaskedLMPreprocessor",
+    "EmbeddingDistiller",
+    "PositionalTokenEmbedding",
+    "SentenceEncoder",
+    "SentenceEncoderPreprocessor",
+    "SentencePooling",
+    "compress_backbone",
+    "pretrained_token_embedding",
 ]
