@@ -143,23 +143,24 @@ def check_sample_inputs(sample_inputs, serving_inputs):
     """`sample_inputs` as a list of `{name: NumPy array}`, checked against the specs."""
     samples = []
     for index, sample in enumerate(as_sample_list(sample_inputs)):
-        if serving_inputs.structure == "dict":
-            if not isinstance(sample, dict) or set(map(str, sample)) != set(serving_inputs.names):
+        names = serving_inputs.names
+        if isinstance(sample, dict) or serving_inputs.structure == "dict":
+            if not isinstance(sample, dict) or set(map(str, sample)) != set(names):
                 got = sorted(map(str, sample)) if isinstance(sample, dict) else type(sample).__name__
                 raise ValueError(
                     f"`sample_inputs[{index}]` must be a dict with the model's inputs "
-                    f"{sorted(serving_inputs.names)}. Received: {got}"
+                    f"{sorted(names)}. Received: {got}"
                 )
             by_name = {str(name): value for name, value in sample.items()}
         elif serving_inputs.structure == "single":
-            by_name = {serving_inputs.names[0]: sample}
+            by_name = {names[0]: sample}
+        elif isinstance(sample, (list, tuple)) and len(sample) == len(names):
+            by_name = dict(zip(names, sample))
         else:
-            if not isinstance(sample, (list, tuple)) or len(sample) != len(serving_inputs.names):
-                raise ValueError(
-                    f"`sample_inputs[{index}]` must be a list of {len(serving_inputs.names)} "
-                    f"arrays, one per model input. Received: {type(sample).__name__}"
-                )
-            by_name = dict(zip(serving_inputs.names, sample))
+            raise ValueError(
+                f"`sample_inputs[{index}]` must be a list of {len(names)} arrays, one per "
+                f"model input {names}, or a dict by name. Received: {type(sample).__name__}"
+            )
         samples.append({
             name: checked_array(by_name[name], f"sample_inputs[{index}][{name!r}]", dtype, shape)
             for name, dtype, shape in serving_inputs.specs
