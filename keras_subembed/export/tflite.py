@@ -252,14 +252,16 @@ def verify_flatbuffer(model, serving_inputs, flatbuffer, samples, quantization, 
             errors[name] = max(errors.get(name, 0.0), error)
             scales[name] = max(scales.get(name, 0.0), float(np.max(np.abs(value))))
     tolerances = {name: TOLERANCES[quantization] * max(1.0, scales[name]) for name in errors}
-    worst = max(errors, key=lambda name: errors[name] / tolerances[name])
-    if not all(errors[name] <= tolerances[name] for name in errors):
+    failed = [name for name in errors if not errors[name] <= tolerances[name]]
+    if failed:
+        worst = max(failed, key=lambda name: errors[name] - tolerances[name])
         raise ExportVerificationError(
             f"The .tflite output {worst!r} differs from Keras by up to {errors[worst]:.3g} "
             f"(tolerance {tolerances[worst]:.3g} for quantization={quantization!r}); "
             f"{str(path)!r} was not written."
         )
-    return max(errors.values()), tolerances[worst]
+    largest = max(errors, key=errors.get)
+    return errors[largest], tolerances[largest]
 
 
 def median_latency_ms(flatbuffer, samples, serving_inputs, runs):
