@@ -102,7 +102,12 @@ def declared_inputs(model):
 
 
 def input_name(index):
-    return "inputs" if index == 0 else f"inputs_{index}"
+    return indexed_name("inputs", index)
+
+
+def indexed_name(stem, index):
+    """Keras' style of naming the n-th of several: `stem`, `stem_1`, `stem_2`, ..."""
+    return stem if index == 0 else f"{stem}_{index}"
 
 
 def tensor_name(tensor, index):
@@ -114,8 +119,7 @@ def named_outputs(outputs):
     if isinstance(outputs, dict):
         return {str(name): value for name, value in outputs.items()}
     if isinstance(outputs, (list, tuple)):
-        return {input_name(index).replace("inputs", "outputs"): value
-                for index, value in enumerate(outputs)}
+        return {indexed_name("outputs", index): value for index, value in enumerate(outputs)}
     return {"outputs": outputs}
 
 
