@@ -60,7 +60,9 @@ class ServingInputs:
             kind, named = "single", [(tensor_name(structure, 0) if symbolic else "inputs", structure)]
         specs = []
         for name, value in named:
-            if symbolic and not isinstance(value, keras.KerasTensor):
+            if not symbolic:
+                value = np.asarray(keras.ops.convert_to_numpy(value))
+            elif not isinstance(value, keras.KerasTensor):
                 raise ValueError(
                     f"Only a dict, a list or a single tensor of inputs can be exported; "
                     f"input {name!r} is {type(value).__name__}."
