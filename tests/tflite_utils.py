@@ -1,39 +1,57 @@
-"""Test helpers: builtins-only TFLite conversion through a SavedModel, and running it."""
+"""Test helpers: the shipped builtins-only TFLite conversion, and running its files."""
 
-import tempfile
+import re
 
-import keras
 import numpy as np
-import tensorflow as tf
 from ai_edge_litert.interpreter import Interpreter
 
+from keras_subembed.export.tflite import convert
 
-def convert_builtins_only(model, input_signature):
-    """Model -> SavedModel (ExportArchive) -> .tflite bytes with TFLITE_BUILTINS only."""
-    with tempfile.TemporaryDirectory() as tmp:
-        archive = keras.export.ExportArchive()
-        archive.track(model)
-        archive.add_endpoint("serve", model.call, input_signature=input_signature)
-        archive.write_out(f"{tmp}/saved_model", verbose=False)
-        converter = tf.lite.TFLiteConverter.from_saved_model(f"{tmp}/saved_model")
-        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
-        return converter.convert()
+
+def convert_builtins_only(model, input_signature=None):
+    """Model -> .tflite bytes by the shipped conversion (`keras_subembed.export`).
+
+    The signature comes from the model's declared inputs; `input_signature`
+    is accepted for old callers and must agree with them (dtype and rank).
+    """
+    flatbuffer = convert(model)
+    if input_signature is not None:
+        import tensorflow as tf
+
+        specs = tf.nest.flatten(input_signature)
+        declared = [(tensor.dtype, len(tensor.shape)) for tensor in model.inputs]
+        assert [(spec.dtype.name, spec.shape.rank) for spec in specs] == declared, (
+            specs, declared)
+    return flatbuffer
+
+
+def natural_order(name):
+    """Sort key that puts `input_layer_2` before `input_layer_10` (Keras' naming order)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 class TFLiteRunner:
-    """Runs the single signature of a .tflite flatbuffer with the LiteRT interpreter."""
+    """Runs the single signature of a .tflite flatbuffer with the LiteRT interpreter.
+
+    The signature keeps names only, so positional arrays go to the inputs in
+    natural name order: Keras' automatic names (`input_layer`,
+    `input_layer_1`, ..., `input_layer_10`) follow creation order. Call
+    `self.runner(**arrays_by_name)` for models with other input names.
+    """
 
     def __init__(self, flatbuffer):
         self.file_bytes = len(flatbuffer)
         self.interpreter = Interpreter(model_content=flatbuffer)
         (self.key,) = self.interpreter.get_signature_list()
-        self.input_names = self.interpreter.get_signature_list()[self.key]["inputs"]
+        signature = self.interpreter.get_signature_list()[self.key]
+        self.input_names = sorted(signature["inputs"], key=natural_order)
+        self.output_names = sorted(signature["outputs"], key=natural_order)
         self.runner = self.interpreter.get_signature_runner(self.key)
 
     def run_all(self, *arrays):
-        """All outputs, in the signature's output-name order."""
+        """All outputs, in the model's output order."""
         outputs = self.runner(**dict(zip(self.input_names, arrays)))
-        return [outputs[name] for name in sorted(outputs)]
+        return [outputs[name] for name in self.output_names]
 
     def __call__(self, *arrays):
         (output,) = self.run_all(*arrays)

@@ -1,12 +1,14 @@
 """Export compressed models to SavedModel and small, verified, builtins-only .tflite files."""
 
+from keras_subembed.export.errors import ExportVerificationError
+from keras_subembed.export.errors import UnsupportedBackendError
+from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.export_report import ExportReport
-from keras_subembed.export.saved_model import EMBEDDING_MODES
+from keras_subembed.export.model_parts import EMBEDDING_MODES
+from keras_subembed.export.model_parts import find_token_embedding
 from keras_subembed.export.saved_model import export_saved_model
 from keras_subembed.export.tflite import QUANTIZATIONS
 from keras_subembed.export.tflite import TOLERANCES
-from keras_subembed.export.tflite import ExportVerificationError
-from keras_subembed.export.tflite import UnsupportedOpError
 from keras_subembed.export.tflite import export_tflite
 
 __all__ = [
@@ -15,7 +17,9 @@ __all__ = [
     "TOLERANCES",
     "ExportReport",
     "ExportVerificationError",
+    "UnsupportedBackendError",
     "UnsupportedOpError",
     "export_saved_model",
     "export_tflite",
+    "find_token_embedding",
 ]

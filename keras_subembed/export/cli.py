@@ -2,9 +2,13 @@
 
 import argparse
 import json
-import os
 import pathlib
 import sys
+
+from keras_subembed.export import files
+from keras_subembed.export import tensorflow_process
+from keras_subembed.export.model_parts import EMBEDDING_MODES
+from keras_subembed.export.tflite import QUANTIZATIONS
 
 
 def parse_args(argv=None):
@@ -12,37 +16,36 @@ def parse_args(argv=None):
     parser.add_argument("model", help="a .keras model file")
     parser.add_argument("--tflite", help="write a .tflite file here")
     parser.add_argument("--saved-model", help="write a SavedModel folder here")
-    parser.add_argument("--quantization", choices=["none", "dynamic", "float16", "int8"],
-                        default="none")
-    parser.add_argument("--embedding-mode", choices=["compressed", "frozen"], default="compressed",
+    parser.add_argument("--quantization", default="none",
+                        choices=[q or "none" for q in QUANTIZATIONS])
+    parser.add_argument("--embedding-mode", choices=EMBEDDING_MODES, default=EMBEDDING_MODES[0],
                         help="keep ALONE/DeFINE computed (small) or freeze them to a table (fast)")
-    parser.add_argument("--overwrite", action="store_true", help="replace existing outputs")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace outputs a previous export wrote (never other files)")
     parser.add_argument("--no-verify", action="store_true", help="skip the LiteRT parity check")
+    parser.add_argument("--latency-runs", type=int, default=0,
+                        help="time this many runs of one sequence (default: no timing)")
     parser.add_argument("--json", help="also write the report as JSON here")
     args = parser.parse_args(argv)
     if not args.tflite and not args.saved_model:
         parser.error("give --tflite and/or --saved-model")
+    if args.json and not args.tflite:
+        parser.error("--json writes the .tflite report; give --tflite too")
     return args
 
 
-def write_vocabulary(model, tflite_path, overwrite):
-    """Save the model's WordPiece vocabulary beside the .tflite, for the app."""
+def vocabulary_of(model):
+    """The model's WordPiece vocabulary (from its preprocessor), or None."""
     tokenizer = getattr(getattr(model, "preprocessor", None), "tokenizer", None)
-    vocabulary = getattr(tokenizer, "vocabulary", None)
-    if not vocabulary:
-        return None
-    path = pathlib.Path(tflite_path).with_suffix(".vocab.txt")
-    if path.exists() and not overwrite:
-        raise FileExistsError(f"{str(path)!r} exists; pass --overwrite to replace it.")
-    path.write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
-    return path
+    return getattr(tokenizer, "vocabulary", None) or None
 
 
 def calibration_data(model):
     """A representative dataset for int8: sample inputs at a few lengths."""
-    from keras_subembed.export.tflite import make_sample_inputs
+    from keras_subembed.export.signature import ServingInputs
+    from keras_subembed.export.signature import make_sample_inputs
 
-    samples = make_sample_inputs(model, [16, 64, 128], batch_size=1)
+    samples = make_sample_inputs(model, ServingInputs.of(model), [16, 64, 128], batch_size=1)
 
     def representative():
         for sample in samples * 10:
@@ -51,33 +54,59 @@ def calibration_data(model):
     return representative
 
 
+def check_outputs(args, vocabulary_path):
+    """Check every output before writing any: none is the input, none is replaced
+    unless `--overwrite` allows it, and no two are the same path."""
+    keep = [args.model]
+    outputs = [path for path in (args.tflite, args.saved_model, vocabulary_path, args.json) if path]
+    files.check_distinct(outputs)
+    if args.tflite:
+        files.check_file_target(args.tflite, args.overwrite, files.is_tflite_file,
+                                "a .tflite file", keep)
+    if args.saved_model:
+        files.check_folder_target(args.saved_model, args.overwrite, keep)
+    if vocabulary_path:
+        files.check_file_target(vocabulary_path, args.overwrite, files.is_text_file,
+                                "a vocabulary", keep)
+    if args.json:
+        files.check_file_target(args.json, args.overwrite, files.is_json_report,
+                                "a JSON export report", keep)
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parse_args(argv)
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if not tensorflow_process.is_tensorflow_backend():
+        return tensorflow_process.run_cli(argv)
+    from keras_subembed.export.model_parts import load_model
     from keras_subembed.export.saved_model import export_saved_model
-    from keras_subembed.export.saved_model import load_model
     from keras_subembed.export.tflite import export_tflite
 
     try:
         model = load_model(args.model)
-        if args.saved_model:
-            path = export_saved_model(model, args.saved_model, embedding_mode=args.embedding_mode,
-                                      overwrite=args.overwrite)
-            print(f"wrote SavedModel {path}")
+        vocabulary = vocabulary_of(model) if args.tflite else None
+        vocabulary_path = pathlib.Path(args.tflite).with_suffix(".vocab.txt") if vocabulary else None
+        check_outputs(args, vocabulary_path)
         if args.tflite:
             quantization = None if args.quantization == "none" else args.quantization
             representative = calibration_data(model) if quantization == "int8" else None
             report = export_tflite(model, args.tflite, quantization=quantization,
                                    representative_dataset=representative,
                                    embedding_mode=args.embedding_mode,
-                                   verify=not args.no_verify, overwrite=args.overwrite)
+                                   verify=not args.no_verify, overwrite=args.overwrite,
+                                   latency_runs=args.latency_runs)
             print(report)
-            vocabulary = write_vocabulary(model, args.tflite, args.overwrite)
-            if vocabulary:
-                print(f"vocabulary     {vocabulary}")
-            if args.json:
-                pathlib.Path(args.json).write_text(json.dumps(report.as_dict(), indent=2))
-    except (ValueError, TypeError, FileNotFoundError, FileExistsError) as error:
+        if args.saved_model:
+            path = export_saved_model(model, args.saved_model, embedding_mode=args.embedding_mode,
+                                      overwrite=args.overwrite)
+            print(f"wrote SavedModel {path}")
+        if vocabulary_path:
+            text = "\n".join(vocabulary) + "\n"
+            files.write_file(vocabulary_path, text.encode("utf-8"), args.overwrite)
+            print(f"vocabulary     {vocabulary_path}")
+        if args.json:
+            files.write_file(args.json, report.to_json(indent=2).encode("utf-8"), args.overwrite)
+    except (ValueError, TypeError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0

@@ -9,11 +9,13 @@ class ExportReport:
     """Sizes, ops, parity and latency of one exported `.tflite` file.
 
     `embedding_bytes` counts the file's constant buffers that hold the token
-    embedding's weights (matched by shape, transposed or not);
-    `dense_embedding_bytes` is the float32 V x d table it replaces.
-    `max_abs_error` is over all verification inputs, against Keras;
-    `tolerance` the bound it was held to. `latency_ms` is the median time of
-    one sequence (batch 1, `latency_sequence_length` tokens, 1 thread).
+    embedding's weights (matched by name or shape, transposed or not);
+    `dense_embedding_bytes` is the V x d table it stands for, in the layer's
+    weight dtype. `max_abs_error` is the largest error of any output over all
+    verification inputs, against Keras; `tolerance` the bound it was held to.
+    `latency_ms` is the median time of one sequence (batch 1,
+    `latency_sequence_length` tokens, 1 thread), or None when not measured.
+    `inputs` and `outputs` are the names of the signature `serving_default`.
     """
 
     path: str
@@ -26,8 +28,10 @@ class ExportReport:
     max_abs_error: float
     tolerance: float
     verified_sequence_lengths: tuple
-    latency_ms: float
-    latency_sequence_length: int
+    latency_ms: float = None
+    latency_sequence_length: int = None
+    inputs: tuple = ()
+    outputs: tuple = ()
 
     @property
     def embedding_share(self):
@@ -37,7 +41,8 @@ class ExportReport:
     def as_dict(self):
         values = dataclasses.asdict(self)
         values["ops"] = list(self.ops)
-        values["verified_sequence_lengths"] = list(self.verified_sequence_lengths)
+        for name in ("verified_sequence_lengths", "inputs", "outputs"):
+            values[name] = list(values[name])
         values["embedding_share"] = self.embedding_share
         return values
 
@@ -54,8 +59,10 @@ class ExportReport:
             ("dense table bytes", f"{self.dense_embedding_bytes:,}"),
             ("max abs error", f"{self.max_abs_error:.3g} (tolerance {self.tolerance:.3g}, "
              f"sequence lengths {list(self.verified_sequence_lengths)})"),
-            ("median latency", f"{self.latency_ms:.2f} ms per sequence of "
+            ("median latency", "not measured (latency_runs=0)" if self.latency_ms is None
+             else f"{self.latency_ms:.2f} ms per sequence of "
              f"{self.latency_sequence_length} tokens (batch 1, 1 thread)"),
+            ("signature", f"{', '.join(self.inputs)} -> {', '.join(self.outputs)}"),
             ("ops", ", ".join(self.ops)),
         ]
         width = max(len(name) for name, _ in rows)

@@ -1,7 +1,5 @@
-"""Keras model -> small, builtins-only, verified `.tflite` file."""
+"""Keras model -> small, builtins-only `.tflite` file, verified against Keras."""
 
-import os
-import pathlib
 import re
 import statistics
 import tempfile
@@ -9,28 +7,31 @@ import time
 
 import numpy as np
 
+from keras_subembed.export import files
+from keras_subembed.export import tensorflow_process
+from keras_subembed.export.errors import ExportVerificationError
+from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.export_report import ExportReport
 from keras_subembed.export.flatbuffer import embedding_constant_bytes
 from keras_subembed.export.flatbuffer import op_names
-from keras_subembed.export.saved_model import check_output_path
-from keras_subembed.export.saved_model import load_model
-from keras_subembed.export.saved_model import serving_specs
-from keras_subembed.export.saved_model import token_embedding_of
-from keras_subembed.export.saved_model import with_embedding_mode
+from keras_subembed.export.model_parts import check_embedding_mode
+from keras_subembed.export.model_parts import dense_table_bytes
+from keras_subembed.export.model_parts import find_token_embedding
+from keras_subembed.export.model_parts import load_model
+from keras_subembed.export.model_parts import model_path
+from keras_subembed.export.model_parts import with_embedding_mode
 from keras_subembed.export.saved_model import write_saved_model
+from keras_subembed.export.signature import ServingInputs
+from keras_subembed.export.signature import check_sample_inputs
+from keras_subembed.export.signature import make_sample_inputs
+from keras_subembed.export.signature import sequence_length_of
+from keras_subembed.export.signature import serving_function
+from keras_subembed.layer_walk import walk_layers
 
 QUANTIZATIONS = (None, "dynamic", "float16", "int8")
 # Allowed max abs error, as a fraction of the largest |Keras output| (at least 1).
 TOLERANCES = {None: 1e-4, "float16": 1e-2, "dynamic": 0.1, "int8": 0.25}
 SIGNATURE = "serving_default"
-
-
-class ExportVerificationError(ValueError):
-    """The `.tflite` file disagrees with Keras beyond the tolerance."""
-
-
-class UnsupportedOpError(ValueError):
-    """The model needs an op that is not a TFLite builtin."""
 
 
 def export_tflite(
@@ -43,32 +44,45 @@ def export_tflite(
     overwrite=False,
     sample_inputs=None,
     sequence_lengths=(16, 128),
-    latency_runs=20,
+    latency_runs=0,
 ):
     """Convert `model` (or a `.keras` path) to a builtins-only `.tflite` file.
 
     Conversion goes Keras -> SavedModel (`keras.export.ExportArchive`) ->
     `tf.lite.TFLiteConverter.from_saved_model` with `TFLITE_BUILTINS` only, so
     the file runs in the standalone LiteRT interpreter (no Flex / select-TF
-    ops). The signature is `serving_default`, inputs by name (`token_ids`,
-    `padding_mask`, `mask_positions`), dynamic batch and sequence length.
+    ops). The signature `serving_default` takes the model's inputs by name
+    (e.g. `token_ids`, `padding_mask`, `mask_positions`) with dynamic batch
+    and sequence length and returns its outputs by name (the keys of a dict
+    output, e.g. `embedding`, else `outputs`).
 
     Args:
-        model: a `keras.Model` or a path to a `.keras` file.
-        path: the `.tflite` file to write (atomically: a temporary file in the
-            same folder, renamed only after verification passed).
+        model: a `keras.Model` or a path to a `.keras` file. On a backend
+            other than TensorFlow only a path works: it is converted in a
+            TensorFlow subprocess.
+        path: the `.tflite` file to write (atomically, only after
+            verification passed). Checked before the conversion starts.
         quantization: `None` (float32), `"dynamic"` (int8 weights), `"float16"`
             or `"int8"` (weights and activations; needs
-            `representative_dataset`, a callable yielding input lists).
+            `representative_dataset`, a callable yielding `{name: array}`).
         embedding_mode: `"compressed"` keeps the compressed computation in the
-            file (small); `"frozen"` stores ALONE / DeFINE embeddings as one
-            lookup table (fast). SubEmbedding stays compressed in both.
-        verify: run the file with `ai_edge_litert` on sample inputs (valid
-            ids, padding, each of `sequence_lengths`) and compare with Keras;
-            exceeding `TOLERANCES[quantization]` raises
-            `ExportVerificationError` and writes nothing.
-        overwrite: replace an existing `path`.
-        sample_inputs: list of `{input name: array}` to verify on instead.
+            file (small); `"frozen"` stores the embeddings whose class has
+            `freeze_speeds_up` (ALONE, DeFINE) as one lookup table (fast).
+        verify: run the file with `ai_edge_litert` and compare every output
+            with Keras; exceeding `TOLERANCES[quantization]` (times the
+            largest |output|, at least 1) raises `ExportVerificationError`
+            and writes nothing.
+        overwrite: replace an existing `.tflite` file at `path` (never
+            another kind of file).
+        sample_inputs: the inputs to verify on: a list of samples, each a
+            dict `{input name: array}` (or the array for a single-input
+            model), batch and length at least 1. Needed when the inputs are
+            not integer ids and masks named `token_ids`, `padding_mask`,
+            `segment_ids`, `mask_positions` (or one integer input).
+        sequence_lengths: lengths of the generated samples (capped at the
+            model's `max_sequence_length`), each a positive int.
+        latency_runs: when positive, time this many runs of one sequence
+            (batch 1, 1 thread) and report the median.
 
     Returns:
         An `ExportReport` (print it, or `.as_dict()` / `.to_json()`).
@@ -77,6 +91,56 @@ def export_tflite(
     >>> report = export_tflite(masked_lm, "mlm.tflite", quantization="dynamic")
     >>> print(report)
     """
+    check_quantization(quantization, representative_dataset)
+    check_embedding_mode(embedding_mode)
+    check_sequence_lengths(sequence_lengths)
+    check_latency_runs(latency_runs)
+    source = model_path(model)
+    path = files.check_file_target(path, overwrite, files.is_tflite_file, "a .tflite file",
+                                   keep=[source] if source else ())
+    if not tensorflow_process.is_tensorflow_backend():
+        return tensorflow_process.run_export(
+            "export_tflite", model, source, path=str(path), quantization=quantization,
+            representative_dataset=representative_dataset, embedding_mode=embedding_mode,
+            verify=verify, overwrite=overwrite, sample_inputs=sample_inputs,
+            sequence_lengths=tuple(sequence_lengths), latency_runs=latency_runs)
+    model = with_embedding_mode(load_model(model), embedding_mode)
+    serving_inputs = ServingInputs.of(model, sample_inputs)
+    samples = None  # made before converting, so a missing sample fails early
+    if verify or latency_runs:
+        samples = (check_sample_inputs(sample_inputs, serving_inputs) if sample_inputs is not None
+                   else make_sample_inputs(model, serving_inputs, sequence_lengths))
+    flatbuffer = convert(model, serving_inputs, quantization, representative_dataset)
+    max_error, tolerance, lengths = 0.0, TOLERANCES[quantization], ()
+    if verify:
+        max_error, tolerance = verify_flatbuffer(
+            model, serving_inputs, flatbuffer, samples, quantization, path)
+        lengths = tuple(sorted({sequence_length_of(s, serving_inputs) for s in samples} - {None}))
+    latency, latency_length = None, None
+    if latency_runs:
+        latency, latency_length = median_latency_ms(flatbuffer, samples, serving_inputs, latency_runs)
+    files.write_file(path, flatbuffer, overwrite)
+    embedding = find_token_embedding(model)
+    runner = interpreter_runner(flatbuffer)
+    return ExportReport(
+        path=str(path),
+        quantization=quantization or "float32",
+        embedding_mode=embedding_mode,
+        file_bytes=len(flatbuffer),
+        embedding_bytes=embedding_constant_bytes(flatbuffer, embedding),
+        dense_embedding_bytes=dense_table_bytes(embedding),
+        ops=op_names(flatbuffer),
+        max_abs_error=float(max_error),
+        tolerance=float(tolerance),
+        verified_sequence_lengths=lengths,
+        latency_ms=latency,
+        latency_sequence_length=latency_length,
+        inputs=tuple(serving_inputs.names),
+        outputs=tuple(sorted(runner.get_output_details())),
+    )
+
+
+def check_quantization(quantization, representative_dataset):
     if quantization not in QUANTIZATIONS:
         raise ValueError(
             f"`quantization` must be one of {QUANTIZATIONS}. "
@@ -85,49 +149,41 @@ def export_tflite(
     if quantization == "int8" and representative_dataset is None:
         raise ValueError(
             '`quantization="int8"` needs a `representative_dataset`: a callable '
-            "yielding lists of sample inputs, to calibrate activation ranges."
+            "yielding samples {input name: array}, to calibrate activation ranges."
         )
-    path = check_output_path(path, overwrite)
-    model = with_embedding_mode(load_model(model), embedding_mode)
-    flatbuffer = convert(model, quantization, representative_dataset)
-    max_error, lengths, tolerance = 0.0, (), TOLERANCES[quantization]
-    if verify:
-        inputs = sample_inputs or make_sample_inputs(model, sequence_lengths)
-        max_error, scale = compare_with_keras(model, flatbuffer, inputs)
-        tolerance = TOLERANCES[quantization] * max(1.0, scale)
-        lengths = tuple(sorted({int(ids_of(x).shape[-1]) for x in inputs}))
-        if not max_error <= tolerance:
-            raise ExportVerificationError(
-                f"The .tflite outputs differ from Keras by up to {max_error:.3g} "
-                f"(tolerance {tolerance:.3g} for quantization={quantization!r}); "
-                f"{str(path)!r} was not written."
-            )
-    latency = median_latency_ms(model, flatbuffer, latency_runs) if latency_runs else float("nan")
-    write_atomically(path, flatbuffer)
-    embedding = token_embedding_of(model)
-    dense_bytes = 0 if embedding is None else 4 * embedding.input_dim * embedding.output_dim
-    return ExportReport(
-        path=str(path),
-        quantization=quantization or "float32",
-        embedding_mode=embedding_mode,
-        file_bytes=len(flatbuffer),
-        embedding_bytes=embedding_constant_bytes(flatbuffer, embedding),
-        dense_embedding_bytes=dense_bytes,
-        ops=op_names(flatbuffer),
-        max_abs_error=float(max_error),
-        tolerance=float(tolerance),
-        verified_sequence_lengths=lengths,
-        latency_ms=latency,
-        latency_sequence_length=latency_length(model),
-    )
 
 
-def convert(model, quantization=None, representative_dataset=None):
-    """The `.tflite` bytes of `model`, builtin ops only, through a SavedModel."""
+def check_sequence_lengths(sequence_lengths):
+    lengths = list(sequence_lengths) if isinstance(sequence_lengths, (list, tuple)) else None
+    if not lengths or any(
+        isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1 for n in lengths
+    ):
+        raise ValueError(
+            "`sequence_lengths` must be a non-empty list of positive ints (a .tflite "
+            "file needs at least one token per sequence). "
+            f"Received: sequence_lengths={sequence_lengths!r}"
+        )
+
+
+def check_latency_runs(latency_runs):
+    if isinstance(latency_runs, bool) or not isinstance(latency_runs, (int, np.integer)) or (
+        latency_runs < 0
+    ):
+        raise ValueError(
+            f"`latency_runs` must be an int >= 0. Received: latency_runs={latency_runs!r}"
+        )
+
+
+def convert(model, serving_inputs=None, quantization=None, representative_dataset=None):
+    """The `.tflite` bytes of `model`, builtin ops only, through a SavedModel.
+
+    `serving_inputs` defaults to the model's declared inputs.
+    """
     import tensorflow as tf
 
+    serving_inputs = serving_inputs or ServingInputs.of(model)
     with tempfile.TemporaryDirectory() as tmp:
-        write_saved_model(model, f"{tmp}/saved_model")
+        write_saved_model(model, f"{tmp}/saved_model", serving_inputs)
         converter = tf.lite.TFLiteConverter.from_saved_model(f"{tmp}/saved_model")
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
         if quantization is not None:
@@ -148,7 +204,7 @@ def unsupported_op_error(error, model):
     ops = sorted(set(re.findall(r"'(tf\.\w+)' op is neither a custom op nor a flex op", text)))
     if not ops:
         return RuntimeError(f"TFLite conversion failed: {text[-2000:]}")
-    layer_names = {layer.name for layer in model._flatten_layers()}
+    layer_names = {layer.name for layer in walk_layers(model)}
     locations = re.findall(r'"([^"]*/[^"]*)"', text)  # op paths: "model_1/layer_1/op@fn"
     parts = {re.sub(r"_\d+$", "", part) for loc in locations for part in loc.split("/")}
     layers = sorted(parts & layer_names)
@@ -160,61 +216,6 @@ def unsupported_op_error(error, model):
     )
 
 
-def write_atomically(path, data):
-    path = pathlib.Path(path)
-    handle, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-        os.replace(staging, path)
-    except BaseException:
-        pathlib.Path(staging).unlink(missing_ok=True)
-        raise
-
-
-def ids_of(sample):
-    """The token-id array of a sample (by name, else the first input)."""
-    return sample.get("token_ids", next(iter(sample.values())))
-
-
-def vocabulary_size_of(model):
-    embedding = token_embedding_of(model)
-    return 2 if embedding is None else int(embedding.input_dim)
-
-
-def latency_length(model):
-    backbone = getattr(model, "backbone", model)
-    return int(min(128, getattr(backbone, "max_sequence_length", 128)))
-
-
-def make_sample_inputs(model, sequence_lengths, batch_size=2, seed=0):
-    """Valid inputs by name: token ids with trailing padding, and mask positions."""
-    rng = np.random.default_rng(seed)
-    vocabulary = vocabulary_size_of(model)
-    names = list(serving_specs(model))
-    samples = []
-    max_length = getattr(getattr(model, "backbone", model), "max_sequence_length", None)
-    for length in sequence_lengths:
-        length = int(length if max_length is None else min(length, max_length))
-        lengths = [length, max(2, length // 2)][:batch_size]  # the second row is padded
-        token_ids = rng.integers(1, vocabulary, size=(batch_size, length)).astype("int32")
-        padding_mask = (np.arange(length)[None, :] < np.array(lengths)[:, None]).astype("int32")
-        token_ids = token_ids * padding_mask
-        sample = {}
-        for name in names:
-            if name == "padding_mask":
-                sample[name] = padding_mask
-            elif name == "mask_positions":
-                count = min(5, min(lengths))
-                sample[name] = np.stack(
-                    [np.sort(rng.choice(n, count, replace=False)) for n in lengths]
-                ).astype("int32")
-            else:
-                sample[name] = token_ids
-        samples.append(sample)
-    return samples
-
-
 def interpreter_runner(flatbuffer, num_threads=None):
     from ai_edge_litert.interpreter import Interpreter
 
@@ -222,30 +223,51 @@ def interpreter_runner(flatbuffer, num_threads=None):
     return interpreter.get_signature_runner(SIGNATURE)
 
 
-def compare_with_keras(model, flatbuffer, samples):
-    """(max abs error, largest |Keras output|) over all samples."""
+def verify_flatbuffer(model, serving_inputs, flatbuffer, samples, quantization, path):
+    """(max abs error, its tolerance) of every output over `samples`, or raise.
+
+    Each output is held to `TOLERANCES[quantization]` times its own largest
+    |Keras value| (at least 1).
+    """
     import tensorflow as tf
 
-    from keras_subembed.export.saved_model import serving_function
-
-    keras_function = tf.function(serving_function(model))
+    keras_function = tf.function(serving_function(model, serving_inputs))
     runner = interpreter_runner(flatbuffer)
-    max_error, scale = 0.0, 0.0
+    errors, scales = {}, {}
     for sample in samples:
-        want = np.asarray(keras_function({k: tf.constant(v) for k, v in sample.items()})["outputs"])
-        got = runner(**sample)["outputs"]
-        if got.shape != want.shape:
+        want = keras_function({name: tf.constant(value) for name, value in sample.items()})
+        got = runner(**sample)
+        if set(got) != set(want):
             raise ExportVerificationError(
-                f"The .tflite output has shape {got.shape}; Keras gives {want.shape}."
+                f"The .tflite outputs are {sorted(got)}; Keras gives {sorted(want)}."
             )
-        max_error = max(max_error, float(np.max(np.abs(got.astype("float64") - want))))
-        scale = max(scale, float(np.max(np.abs(want))))
-    return max_error, scale
+        for name, value in want.items():
+            value = np.asarray(value)
+            if got[name].shape != value.shape:
+                raise ExportVerificationError(
+                    f"The .tflite output {name!r} has shape {got[name].shape}; "
+                    f"Keras gives {value.shape}."
+                )
+            error = float(np.max(np.abs(got[name].astype("float64") - value)))
+            errors[name] = max(errors.get(name, 0.0), error)
+            scales[name] = max(scales.get(name, 0.0), float(np.max(np.abs(value))))
+    tolerances = {name: TOLERANCES[quantization] * max(1.0, scales[name]) for name in errors}
+    failed = [name for name in errors if not errors[name] <= tolerances[name]]
+    if failed:
+        worst = max(failed, key=lambda name: errors[name] - tolerances[name])
+        raise ExportVerificationError(
+            f"The .tflite output {worst!r} differs from Keras by up to {errors[worst]:.3g} "
+            f"(tolerance {tolerances[worst]:.3g} for quantization={quantization!r}); "
+            f"{str(path)!r} was not written."
+        )
+    largest = max(errors, key=errors.get)
+    return errors[largest], tolerances[largest]
 
 
-def median_latency_ms(model, flatbuffer, runs):
-    """Median ms of one sequence (batch 1, up to 128 tokens), 1 interpreter thread."""
-    (sample,) = make_sample_inputs(model, [latency_length(model)], batch_size=1, seed=1)
+def median_latency_ms(flatbuffer, samples, serving_inputs, runs):
+    """(median ms, length) of the longest sample's first sequence, 1 thread."""
+    longest = max(samples, key=lambda s: sequence_length_of(s, serving_inputs) or 0)
+    sample = {name: value[:1] for name, value in longest.items()}
     runner = interpreter_runner(flatbuffer, num_threads=1)
     runner(**sample)  # allocate for this shape
     times = []
@@ -253,4 +275,4 @@ def median_latency_ms(model, flatbuffer, runs):
         start = time.perf_counter()
         runner(**sample)
         times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+    return statistics.median(times), sequence_length_of(sample, serving_inputs)

@@ -15,9 +15,12 @@ from keras_subembed.export import export_saved_model
 from keras_subembed.export import export_tflite
 from keras_subembed.export import tflite as tflite_module
 from keras_subembed.export.cli import main as convert_main
+from keras_subembed.export.signature import ServingInputs
+from keras_subembed.export.signature import make_sample_inputs
 from keras_subembed.models import CompressedRobertaBackbone
 from keras_subembed.models import CompressedRobertaMaskedLM
-from keras_subembed.models import CompressedRobertaMaskedLMPreprocessor
+from tests.export.conftest import VOCABULARY
+from tests.export.conftest import masked_lm as build_masked_lm
 
 ROOT = pathlib.Path(__file__).parents[2]
 VOCAB = 30_522
@@ -30,12 +33,8 @@ KINDS = {
 }
 
 
-def masked_lm(kind, vocab=VOCAB, preprocessor=None, **embedding_kwargs):
-    keras.utils.set_random_seed(0)
-    backbone = CompressedRobertaBackbone(
-        vocab, num_layers=1, num_heads=2, hidden_dim=WIDTH, intermediate_dim=64,
-        max_sequence_length=64, embedding=kind, embedding_kwargs=embedding_kwargs or KINDS[kind])
-    return CompressedRobertaMaskedLM(backbone, preprocessor)
+def masked_lm(kind):
+    return build_masked_lm(kind, VOCAB, width=WIDTH, **KINDS[kind])
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +52,8 @@ def test_each_kind_converts_builtins_only_and_matches_keras(kind, models, tmp_pa
     assert report.max_abs_error <= report.tolerance <= 1e-4 * max(1, 1e3)
     assert report.verified_sequence_lengths == (16, 64)  # dynamic sequence length
     assert report.latency_ms > 0 and report.latency_sequence_length == 64
+    assert sorted(report.inputs) == ["mask_positions", "padding_mask", "token_ids"]
+    assert report.outputs == ("outputs",)
     assert "GATHER" in report.ops and not any(op.startswith("CUSTOM") for op in report.ops)
     assert report.dense_embedding_bytes == 4 * VOCAB * WIDTH
     table_bytes = VOCAB * WIDTH * 4
@@ -71,7 +72,7 @@ def test_sub_embedding_file_holds_only_its_tables_and_uint8_codes(tmp_path):
     backbone = CompressedRobertaBackbone(
         VOCAB, num_layers=1, num_heads=2, hidden_dim=WIDTH, intermediate_dim=64,
         max_sequence_length=64, embedding="sub", embedding_kwargs=dict(assignment=codes))
-    report = export_tflite(CompressedRobertaMaskedLM(backbone), tmp_path / "m.tflite", latency_runs=0)
+    report = export_tflite(CompressedRobertaMaskedLM(backbone), tmp_path / "m.tflite")
     tables = 40 * WIDTH * 4
     # codes stored once as uint8 (V x 3 bytes), not folded into int32 copies
     assert report.embedding_bytes <= VOCAB * 3 + 2 * tables + 1024, report
@@ -79,9 +80,8 @@ def test_sub_embedding_file_holds_only_its_tables_and_uint8_codes(tmp_path):
 
 def test_alone_and_define_compressed_vs_frozen(models, tmp_path):
     for kind in ("alone", "define"):
-        small = export_tflite(models[kind], tmp_path / f"{kind}_c.tflite", latency_runs=5)
-        fast = export_tflite(models[kind], tmp_path / f"{kind}_f.tflite",
-                             embedding_mode="frozen", latency_runs=5)
+        small = export_tflite(models[kind], tmp_path / f"{kind}_c.tflite")
+        fast = export_tflite(models[kind], tmp_path / f"{kind}_f.tflite", embedding_mode="frozen")
         assert fast.embedding_bytes >= VOCAB * WIDTH * 4 > small.embedding_bytes
         assert small.file_bytes < fast.file_bytes
         assert fast.embedding_mode == "frozen" and fast.max_abs_error <= fast.tolerance
@@ -89,16 +89,16 @@ def test_alone_and_define_compressed_vs_frozen(models, tmp_path):
 
 
 def test_dynamic_range_quantization_is_smaller_and_within_its_bound(models, tmp_path):
-    full = export_tflite(models["sub"], tmp_path / "f.tflite", latency_runs=0)
-    dynamic = export_tflite(models["sub"], tmp_path / "d.tflite", quantization="dynamic",
-                            latency_runs=0)
+    full = export_tflite(models["sub"], tmp_path / "f.tflite")
+    dynamic = export_tflite(models["sub"], tmp_path / "d.tflite", quantization="dynamic")
+    assert full.latency_ms is None and "not measured (latency_runs=0)" in str(full)  # opt-in
     assert dynamic.file_bytes < 0.8 * full.file_bytes  # the V-sized head bias stays float
     assert dynamic.quantization == "dynamic" and dynamic.max_abs_error <= dynamic.tolerance
 
 
 def test_failed_verification_writes_nothing(models, tmp_path, monkeypatch):
     monkeypatch.setitem(tflite_module.TOLERANCES, "dynamic", 0.0)
-    with pytest.raises(ExportVerificationError, match="differ from Keras by up to"):
+    with pytest.raises(ExportVerificationError, match="'outputs' differs from Keras by up to"):
         export_tflite(models["sub"], tmp_path / "d.tflite", quantization="dynamic")
     assert list(tmp_path.iterdir()) == []
 
@@ -113,7 +113,7 @@ def test_saved_model_signature_has_named_dynamic_inputs(models, tmp_path):
     specs = signature.structured_input_signature[1]
     assert sorted(specs) == ["mask_positions", "padding_mask", "token_ids"]
     assert all(spec.shape.as_list() == [None, None] for spec in specs.values())
-    inputs = tflite_module.make_sample_inputs(models["sub"], [9, 33])
+    inputs = make_sample_inputs(models["sub"], ServingInputs.of(models["sub"]), [9, 33])
     for sample in inputs:
         got = signature(**{k: tf.constant(v) for k, v in sample.items()})["outputs"]
         np.testing.assert_allclose(got, models["sub"](sample), rtol=1e-5, atol=1e-5)
@@ -139,8 +139,12 @@ def test_bad_arguments_raise_clear_errors(models, tmp_path):
         export_tflite("/no/such.keras", tmp_path / "m.tflite")
     garbage = tmp_path / "broken.keras"
     garbage.write_bytes(b"not a zip")
-    with pytest.raises(ValueError, match="Could not read a Keras model from"):
+    with pytest.raises(ValueError, match="Could not read a Keras model from .*not a complete"):
         export_tflite(garbage, tmp_path / "m.tflite")
+    with pytest.raises(ValueError, match="`sequence_lengths` must be a non-empty list of positive"):
+        export_tflite(models["sub"], tmp_path / "m.tflite", sequence_lengths=(16, 0))
+    with pytest.raises(ValueError, match="`latency_runs` must be an int >= 0"):
+        export_tflite(models["sub"], tmp_path / "m.tflite", latency_runs=-1)
     with pytest.raises(TypeError, match="`model` must be a keras.Model or a path"):
         export_tflite(42, tmp_path / "m.tflite")
     (tmp_path / "exists.tflite").write_bytes(b"old")
@@ -158,27 +162,23 @@ def test_non_builtin_op_is_refused_naming_the_op_and_layer(tmp_path):
     inputs = keras.Input((4,))
     model = keras.Model(inputs, Erfinv(name="inverse_error_function")(inputs))
     with pytest.raises(UnsupportedOpError, match=r"tf\.Erfinv.*inverse_error_function.*not TFLite builtins"):
-        export_tflite(model, tmp_path / "m.tflite")
+        export_tflite(model, tmp_path / "m.tflite", sample_inputs=[np.zeros((2, 4), "float32")])
     assert not (tmp_path / "m.tflite").exists()
 
 
 # --- command line and on-device runner ----------------------------------------------------
 
 
-def test_convert_command_and_litert_only_runner(tmp_path, capsys):
-    vocabulary = (["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-                  + "the police said was closed market news".split() + list("abcdefghijklmnopqrstuvwxyz."))
-    preprocessor = CompressedRobertaMaskedLMPreprocessor.from_vocabulary(vocabulary, sequence_length=64)
-    model = masked_lm("sub", vocab=len(vocabulary), preprocessor=preprocessor, num_tables=2)
-    model.save(tmp_path / "mlm.keras")
+def test_convert_command_and_litert_only_runner(saved_masked_lm, tmp_path, capsys):
+    vocabulary = VOCABULARY
     tflite = tmp_path / "mlm.tflite"
-    assert convert_main([str(tmp_path / "mlm.keras"), "--tflite", str(tflite),
+    assert convert_main([str(saved_masked_lm), "--tflite", str(tflite),
                          "--saved-model", str(tmp_path / "saved"), "--json", str(tmp_path / "r.json")]) == 0
     printed = capsys.readouterr().out
     assert "embedding bytes" in printed and "wrote SavedModel" in printed
     assert (tmp_path / "mlm.vocab.txt").read_text().split() == vocabulary
     assert json.loads((tmp_path / "r.json").read_text())["file_bytes"] == tflite.stat().st_size
-    assert convert_main([str(tmp_path / "mlm.keras"), "--tflite", str(tflite)]) == 2
+    assert convert_main([str(saved_masked_lm), "--tflite", str(tflite)]) == 2
     assert "exists; pass overwrite=True" in capsys.readouterr().err
 
     # What an app runs: no TensorFlow, no Keras importable.

@@ -1,0 +1,233 @@
+"""Writing export outputs without ever losing a file.
+
+Every output is written under a hidden staging name beside its target and
+moved into place at the end, so a failed export leaves nothing behind; a
+staging entry left by a killed export is removed by the next export to the
+same target. Nothing is replaced unless `overwrite`, and `overwrite` only
+replaces what an export wrote (a `.tflite` file, a SavedModel folder, a JSON
+report, a vocabulary), never another file or folder.
+"""
+
+import contextlib
+import json
+import os
+import pathlib
+import re
+import secrets
+import shutil
+
+# What `tf.saved_model.save` writes into a SavedModel folder.
+SAVED_MODEL_ENTRIES = {"saved_model.pb", "variables", "assets", "assets.extra", "fingerprint.pb"}
+
+
+def is_tflite_file(path):
+    """Whether `path` is a TFLite flatbuffer (file identifier "TFL3")."""
+    with open(path, "rb") as file:
+        return file.read(8)[4:8] == b"TFL3"
+
+
+def is_saved_model(path):
+    path = pathlib.Path(path)
+    if not path.is_dir():
+        return False
+    entries = {entry.name for entry in path.iterdir()}
+    return "saved_model.pb" in entries and entries <= SAVED_MODEL_ENTRIES
+
+
+def is_json_report(path):
+    try:
+        values = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(values, dict) and {"file_bytes", "ops"} <= set(values)
+
+
+def is_text_file(path):
+    data = pathlib.Path(path).read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return b"\0" not in data
+
+
+def check_file_target(path, overwrite, is_ours, what, keep=()):
+    """`path` as a `Path` once it may receive a new file, else a clear error.
+
+    Args:
+        path: the file to write.
+        overwrite: whether an existing file may be replaced.
+        is_ours: `is_ours(path)` tells whether an existing file is one an
+            export wrote (the only kind `overwrite` replaces).
+        what: what the file is, for messages (e.g. "a .tflite file").
+        keep: paths that must never be written (the input model).
+    """
+    path = pathlib.Path(path)
+    check_parent_folder(path)
+    check_not_kept(path, keep)
+    if path.is_dir():
+        raise IsADirectoryError(
+            f"{str(path)!r} is a folder; give the path of {what} to write."
+        )
+    if path.exists() or path.is_symlink():
+        if not overwrite:
+            raise FileExistsError(f"{str(path)!r} exists; pass overwrite=True to replace it.")
+        if not path.is_file() or not is_ours(path):
+            raise FileExistsError(
+                f"{str(path)!r} exists and is not {what}; overwrite=True only replaces "
+                "what an export wrote. Choose another path or remove it yourself."
+            )
+    return path
+
+
+def check_folder_target(path, overwrite, keep=()):
+    """`path` as a `Path` once a SavedModel folder may be written there."""
+    path = pathlib.Path(path)
+    check_parent_folder(path)
+    check_not_kept(path, keep)
+    resolved = path.resolve()
+    if resolved == pathlib.Path.cwd().resolve() or resolved in pathlib.Path.cwd().resolve().parents:
+        raise ValueError(
+            f"{str(path)!r} is the current folder or one of its parents; "
+            "give a new folder name for the SavedModel."
+        )
+    if path.exists() or path.is_symlink():
+        if not overwrite:
+            raise FileExistsError(f"{str(path)!r} exists; pass overwrite=True to replace it.")
+        if path.is_symlink() or not is_saved_model(path):
+            raise FileExistsError(
+                f"{str(path)!r} exists and is not a SavedModel folder; overwrite=True only "
+                "replaces a SavedModel. Choose another path or remove it yourself."
+            )
+    return path
+
+
+def check_parent_folder(path):
+    parent = path.parent
+    if not parent.exists():
+        raise FileNotFoundError(f"The folder of {str(path)!r} does not exist.")
+    if not parent.is_dir():
+        raise NotADirectoryError(
+            f"Cannot write {str(path)!r}: {str(parent)!r} is a file, not a folder."
+        )
+
+
+def check_not_kept(path, keep):
+    """Refuse a target that is, or (for a folder) contains, an input."""
+    resolved = path.resolve()
+    for kept in keep:
+        kept = pathlib.Path(kept).resolve()
+        if resolved == kept or resolved in kept.parents:
+            raise ValueError(
+                f"{str(path)!r} would replace the input {str(kept)!r}; "
+                "choose an output path that is not the input or a folder holding it."
+            )
+
+
+def check_distinct(paths):
+    """Raise when two outputs of one export are the same path."""
+    seen = {}
+    for path in paths:
+        resolved = pathlib.Path(path).resolve()
+        if resolved in seen:
+            raise ValueError(f"Two outputs go to the same path: {str(seen[resolved])!r}.")
+        seen[resolved] = path
+
+
+def staging_name(path):
+    """A hidden name beside `path`, recording the writing process's id."""
+    path = pathlib.Path(path)
+    return path.with_name(f".{path.name}.partial-{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def remove_stale_staging(path):
+    """Remove staging entries for `path` left by export processes that died."""
+    path = pathlib.Path(path)
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.partial-(\d+)-[0-9a-f]{{8}}")
+    if not path.parent.is_dir():
+        return
+    for entry in path.parent.iterdir():
+        match = pattern.fullmatch(entry.name)
+        if match and not process_is_alive(int(match.group(1))):
+            remove(entry)
+
+
+def process_is_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by another user
+        return True
+    return True
+
+
+def remove(path):
+    path = pathlib.Path(path)
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def write_file(path, data, overwrite):
+    """Write `data` to `path` atomically, with the permissions of a new file.
+
+    Without `overwrite` the final step links the staged file into place,
+    which fails if a file appeared at `path` during the export: that file is
+    kept and `FileExistsError` raised.
+    """
+    path = pathlib.Path(path)
+    remove_stale_staging(path)
+    staging = staging_name(path)
+    # os.open with 0o666 gives the mode the umask gives any new file (mkstemp: 0600).
+    handle = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        if overwrite:
+            os.replace(staging, path)
+        else:
+            link_into_place(staging, path)
+    finally:
+        staging.unlink(missing_ok=True)
+    return path
+
+
+def link_into_place(staging, path):
+    try:
+        os.link(staging, path)
+    except FileExistsError:
+        raise FileExistsError(
+            f"{str(path)!r} appeared while exporting; it was kept and nothing was "
+            "written. Pass overwrite=True to replace it."
+        ) from None
+
+
+@contextlib.contextmanager
+def staged_folder(path, overwrite):
+    """Yield a staging folder; on success it becomes `path` (replacing a SavedModel)."""
+    path = pathlib.Path(path)
+    remove_stale_staging(path)
+    staging = staging_name(path)
+    os.mkdir(staging, 0o777)
+    try:
+        yield staging
+        if path.exists() or path.is_symlink():
+            if not overwrite or not is_saved_model(path):
+                raise FileExistsError(
+                    f"{str(path)!r} appeared while exporting; it was kept and nothing "
+                    "was written."
+                )
+            # The old folder moves aside before the new one moves in: a crash in
+            # between leaves it as stale staging, never a half-written folder.
+            old = staging_name(path)
+            os.rename(path, old)
+            os.rename(staging, path)
+            remove(old)
+        else:
+            os.rename(staging, path)
+    finally:
+        remove(staging)

@@ -1,0 +1,125 @@
+"""Finding what export needs inside a model: the model itself, its token embedding."""
+
+import os
+import pathlib
+import re
+import tempfile
+import zipfile
+
+import keras
+
+from keras_subembed.layer_walk import walk_layers
+from keras_subembed.layers.alone_embedding import ALONEEmbedding
+from keras_subembed.layers.compressed_embedding import CompressedEmbedding
+from keras_subembed.layers.define_embedding import DeFINEEmbedding
+
+EMBEDDING_MODES = ("compressed", "frozen")
+
+
+def model_path(model):
+    """The `.keras` path given as `model`, or None for a live model."""
+    if isinstance(model, keras.Model):
+        return None
+    if not isinstance(model, (str, os.PathLike)):
+        raise TypeError(
+            f"`model` must be a keras.Model or a path to a .keras file. Received: {model!r}"
+        )
+    path = pathlib.Path(model)
+    if not path.is_file():
+        raise FileNotFoundError(f"No model file at `model={str(path)!r}`.")
+    return path
+
+
+def load_model(model):
+    """A Keras model, or one loaded from a `.keras` path with a clear error."""
+    path = model_path(model)
+    if path is None:
+        return model
+    # Keras reports a truncated or foreign file as "File not found".
+    try:
+        with zipfile.ZipFile(path) as archive:
+            damaged = archive.testzip()
+    except (zipfile.BadZipFile, OSError):
+        damaged = True
+    if damaged:
+        raise ValueError(
+            f"Could not read a Keras model from {str(path)!r}: it is not a complete "
+            ".keras (zip) file; it may be truncated or in another format."
+        )
+    try:
+        return keras.saving.load_model(path, compile=False)
+    except Exception as error:  # an unknown layer class, a foreign archive, ...
+        raise ValueError(f"Could not read a Keras model from {str(path)!r}: {error}") from error
+
+
+def check_embedding_mode(embedding_mode):
+    if embedding_mode not in EMBEDDING_MODES:
+        raise ValueError(
+            f"`embedding_mode` must be one of {EMBEDDING_MODES}. "
+            f"Received: embedding_mode={embedding_mode!r}"
+        )
+
+
+def freeze_speeds_up(layer):
+    """Whether `layer.freeze()` makes lookups faster (its class says so)."""
+    if not isinstance(layer, CompressedEmbedding):
+        return False
+    # Until every layer class declares `freeze_speeds_up`, ALONE and DeFINE are
+    # the layers whose lookups compute what freezing stores.
+    return getattr(layer, "freeze_speeds_up", isinstance(layer, (ALONEEmbedding, DeFINEEmbedding)))
+
+
+def with_embedding_mode(model, embedding_mode):
+    """`model`, or for "frozen" a copy whose slow-to-compute embeddings are tables."""
+    check_embedding_mode(embedding_mode)
+    if embedding_mode == "compressed" or not any(map(freeze_speeds_up, walk_layers(model))):
+        return model
+    with tempfile.TemporaryDirectory() as tmp:  # an independent copy: the caller's
+        model.save(f"{tmp}/copy.keras")  # model keeps its compressed layers
+        copy = keras.saving.load_model(f"{tmp}/copy.keras", compile=False)
+    for layer in walk_layers(copy):
+        if freeze_speeds_up(layer):
+            layer.freeze()
+    return copy
+
+
+def find_token_embedding(model):
+    """The layer that maps token ids to vectors, or None.
+
+    `model.token_embedding`, else `model.backbone.token_embedding` (keras-hub
+    backbones and tasks), else the embedding layer (a `CompressedEmbedding`
+    or `keras.layers.Embedding`) with the largest vocabulary: position and
+    segment embeddings are smaller.
+
+    Example:
+    >>> find_token_embedding(masked_lm) is masked_lm.backbone.token_embedding
+    True
+    """
+    for owner in (model, getattr(model, "backbone", None)):
+        embedding = getattr(owner, "token_embedding", None)
+        if embedding is not None:
+            return embedding
+    embeddings = [
+        layer for layer in walk_layers(model)
+        if isinstance(layer, (CompressedEmbedding, keras.layers.Embedding))
+    ]
+    # max keeps the first of equals: a compressed layer before the layers inside it.
+    return max(embeddings, key=lambda layer: layer.input_dim, default=None)
+
+
+def dense_table_bytes(embedding):
+    """Bytes of the dense V x d table `embedding` stands for, in its weights' dtype."""
+    if embedding is None:
+        return 0
+    dtype = keras.backend.standardize_dtype(embedding.variable_dtype)
+    bits = int(re.search(r"\d+$", dtype).group())
+    return embedding.input_dim * embedding.output_dim * bits // 8
+
+
+def max_sequence_length(model):
+    """The longest sequence the model accepts (its backbones' limit), or None."""
+    limits = [
+        layer.max_sequence_length for layer in walk_layers(model)
+        if isinstance(getattr(layer, "max_sequence_length", None), int)
+    ]
+    return min(limits, default=None)

@@ -1,0 +1,50 @@
+"""Small models shared by the export tests."""
+
+import keras
+import keras_hub
+import pytest
+
+from keras_subembed.models import CompressedRobertaBackbone
+from keras_subembed.models import CompressedRobertaMaskedLM
+from keras_subembed.models import CompressedRobertaMaskedLMPreprocessor
+
+VOCABULARY = (["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+              + "the police said was closed market news".split() + list("abcdefghijklmnopqrstuvwxyz."))
+
+
+def masked_lm(kind, vocab, preprocessor=None, width=32, **embedding_kwargs):
+    keras.utils.set_random_seed(0)
+    backbone = CompressedRobertaBackbone(
+        vocab, num_layers=1, num_heads=2, hidden_dim=width, intermediate_dim=64,
+        max_sequence_length=64, embedding=kind, embedding_kwargs=embedding_kwargs)
+    return CompressedRobertaMaskedLM(backbone, preprocessor)
+
+
+def sentence_encoder():
+    """A tiny keras-hub BERT, mean-pooled and L2-normalised, as a sentence model
+    takes it: {"token_ids", "padding_mask"} -> {"embedding"}."""
+    keras.utils.set_random_seed(0)
+    bert = keras_hub.models.BertBackbone(
+        vocabulary_size=100, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32,
+        max_sequence_length=32)
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    padding_mask = keras.Input((None,), dtype="int32", name="padding_mask")
+    states = bert({"token_ids": token_ids, "padding_mask": padding_mask,
+                   "segment_ids": keras.ops.zeros_like(token_ids)})["sequence_output"]
+    weights = keras.ops.expand_dims(keras.ops.cast(padding_mask, "float32"), -1)
+    pooled = keras.ops.sum(states * weights, axis=1) / keras.ops.maximum(
+        keras.ops.sum(weights, axis=1), 1.0)
+    embedding = keras.ops.normalize(pooled, axis=-1)
+    return keras.Model({"token_ids": token_ids, "padding_mask": padding_mask},
+                       {"embedding": embedding}), bert
+
+
+@pytest.fixture(scope="session")
+def saved_masked_lm(tmp_path_factory):
+    """A `.keras` masked LM with a preprocessor (so the CLI writes a vocabulary)."""
+    preprocessor = CompressedRobertaMaskedLMPreprocessor.from_vocabulary(
+        VOCABULARY, sequence_length=64)
+    model = masked_lm("sub", len(VOCABULARY), preprocessor, num_tables=2)
+    path = tmp_path_factory.mktemp("model") / "mlm.keras"
+    model.save(path)
+    return path
