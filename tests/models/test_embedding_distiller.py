@@ -1,0 +1,172 @@
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import keras
+import keras_hub
+import numpy as np
+import pytest
+
+from keras_subembed.models import EmbeddingDistiller
+from keras_subembed.models import SentenceEncoder
+from keras_subembed.models import SentenceEncoderPreprocessor
+from keras_subembed.models import compress_backbone
+from keras_subembed.optimizers import LayerRateAdamW
+
+ROOT = Path(__file__).parents[2]
+VOCAB = 90
+WORDS = [f"w{i}" for i in range(VOCAB - 5)]
+VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
+
+
+def make_pair(seed=0):
+    keras.utils.set_random_seed(seed)
+    teacher = keras_hub.models.BertBackbone(
+        VOCAB, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
+        max_sequence_length=16, dropout=0.0)
+    student = compress_backbone(
+        teacher, "sub", {"num_tables": 2, "rows_per_table": 14, "reserved_ids": [0, 1, 2, 3, 4]})
+    return teacher, student
+
+
+def token_batches(count=96, length=10, seed=0):
+    rng = np.random.default_rng(seed)
+    token_ids = rng.integers(5, VOCAB, (count, length)).astype("int32")
+    padding_mask = (np.arange(length) < rng.integers(3, length + 1, (count, 1))).astype("int32")
+    return {"token_ids": token_ids * padding_mask, "padding_mask": padding_mask}
+
+
+def sentence_cosine(teacher, student, data):
+    vectors = [SentenceEncoder(model).predict(data, verbose=0)["embedding"]
+               for model in (teacher, student)]
+    return float(np.mean(np.sum(vectors[0] * vectors[1], axis=-1)))
+
+
+def test_fit_lowers_the_loss_and_brings_the_student_closer():
+    teacher, student = make_pair()
+    train, held_out = token_batches(seed=0), token_batches(count=48, seed=1)
+    teacher_weights = [w.copy() for w in teacher.get_weights()]
+    before = sentence_cosine(teacher, student, held_out)
+    distiller = EmbeddingDistiller(teacher, student)
+    distiller.compile(learning_rate=1e-3, embedding_learning_rate=1e-2)
+    history = distiller.fit(train, batch_size=16, epochs=6, verbose=0).history
+    assert history["loss"][-1] < 0.8 * history["loss"][0], history["loss"]
+    assert set(history) >= {"loss", "state_loss", "sentence_cosine"}
+    assert sentence_cosine(teacher, student, held_out) > before
+    # The teacher is frozen.
+    for got, want in zip(teacher.get_weights(), teacher_weights):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_train_embedding_only_leaves_the_transformer_as_it_was():
+    teacher, student = make_pair()
+    embedding_ids = {id(w) for w in student.token_embedding.weights}
+    others = {w.path: keras.ops.convert_to_numpy(w).copy() for w in student.weights
+              if id(w) not in embedding_ids}
+    table = np.asarray(student.token_embedding.embedding_table()).copy()
+    distiller = EmbeddingDistiller(teacher, student, state_layers=(0,),
+                                   sentence_loss_weight=0.0, train="embedding")
+    distiller.compile(learning_rate=1e-3, embedding_learning_rate=1e-2)
+    distiller.fit(token_batches(), batch_size=32, epochs=2, verbose=0)
+    for weight in student.weights:
+        if id(weight) not in embedding_ids:
+            np.testing.assert_array_equal(keras.ops.convert_to_numpy(weight), others[weight.path])
+    assert not np.allclose(np.asarray(student.token_embedding.embedding_table()), table)
+
+
+def test_raw_strings_through_the_preprocessor_and_a_checkpoint(tmp_path):
+    teacher, student = make_pair()
+    preprocessor = SentenceEncoderPreprocessor(
+        keras_hub.models.BertTokenizer(vocabulary=VOCABULARY), sequence_length=8)
+    rng = np.random.default_rng(0)
+    texts = [" ".join(rng.choice(WORDS, size=rng.integers(2, 7))) for _ in range(64)]
+    import tensorflow as tf  # tf.data is the input pipeline on every backend
+
+    dataset = tf.data.Dataset.from_tensor_slices(texts).batch(16)
+    distiller = EmbeddingDistiller(teacher, student, preprocessor)
+    distiller.compile(learning_rate=1e-3, embedding_learning_rate=1e-2)
+    checkpoint = keras.callbacks.ModelCheckpoint(
+        str(tmp_path / "student.weights.h5"), save_weights_only=True)
+    history = distiller.fit(dataset, epochs=2, verbose=0, callbacks=[checkpoint]).history
+    assert np.isfinite(history["loss"]).all()
+    assert (tmp_path / "student.weights.h5").stat().st_size > 0
+
+
+def test_layer_rate_adamw_scales_only_the_named_layer():
+    embedding = keras.layers.Embedding(4, 3, name="token_embedding")
+    dense = keras.layers.Dense(3, name="dense")
+    embedding.build((None,))
+    dense.build((None, 3))
+    variables = [embedding.embeddings, dense.kernel]
+    for variable in variables:
+        variable.assign(np.zeros(variable.shape, "float32"))
+    optimizer = LayerRateAdamW(1e-3, {"token_embedding": 10.0})
+    assert [optimizer.multiplier_for(v) for v in variables] == [10.0, 1.0]
+    optimizer.apply([np.ones(v.shape, "float32") for v in variables], variables)
+    # Adam's first step moves by the learning rate, whatever the gradient's scale.
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(variables[0]), -1e-2, rtol=1e-3)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(variables[1]), -1e-3, rtol=1e-3)
+    config = optimizer.get_config()
+    assert config["layer_rate_multipliers"] == {"token_embedding": 10.0}
+    assert LayerRateAdamW.from_config(config).layer_rate_multipliers == {"token_embedding": 10.0}
+    with pytest.raises(ValueError, match="values must be positive numbers"):
+        LayerRateAdamW(1e-3, {"token_embedding": 0})
+
+
+def test_bad_pairs_and_data_raise_clearly():
+    teacher, student = make_pair()
+    wide = keras_hub.models.BertBackbone(VOCAB, num_layers=2, num_heads=2, hidden_dim=8,
+                                         intermediate_dim=32, max_sequence_length=16)
+    with pytest.raises(ValueError, match=re.escape(
+            "The teacher and the student must have the same vocabulary size and width. "
+            "Teacher: (vocabulary, hidden_dim)=(90, 16); student: (90, 8).")):
+        EmbeddingDistiller(teacher, wide)
+    roberta = keras_hub.models.RobertaBackbone(VOCAB, num_layers=2, num_heads=2, hidden_dim=16,
+                                               intermediate_dim=32, max_sequence_length=16)
+    with pytest.raises(ValueError, match=re.escape(
+            "The teacher takes inputs ['padding_mask', 'segment_ids', 'token_ids'] and the "
+            "student ['padding_mask', 'token_ids']: they must be the same.")):
+        EmbeddingDistiller(teacher, roberta)
+    with pytest.raises(TypeError, match="`student` must be a keras-hub Backbone"):
+        EmbeddingDistiller(teacher, keras.Sequential([keras.layers.Dense(2)]))
+    with pytest.raises(ValueError, match=re.escape(
+            "`state_layers` holds 5, but the encoders have hidden states 0..2")):
+        EmbeddingDistiller(teacher, student, state_layers=(5,))
+    with pytest.raises(ValueError, match="`train` must be one of"):
+        EmbeddingDistiller(teacher, student, train="transformer")
+    with pytest.raises(ValueError, match="Both losses are switched off"):
+        EmbeddingDistiller(teacher, student, state_layers=(), sentence_loss_weight=0)
+    import tensorflow as tf
+
+    distiller = EmbeddingDistiller(teacher, student)
+    distiller.compile()
+    empty = tf.data.Dataset.from_tensor_slices(token_batches()).take(0).batch(4)
+    with pytest.raises(ValueError, match="The dataset `x` is empty"):
+        distiller.fit(empty)
+
+
+@pytest.mark.tensorflow_only
+def test_mirrored_strategy_distils_on_two_cpu_devices():
+    script = textwrap.dedent(
+        f"""
+        import tensorflow as tf
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+        import sys; sys.path.insert(0, {str(ROOT)!r})
+        import numpy as np
+        from tests.models.test_embedding_distiller import make_pair, token_batches
+        from keras_subembed.models import EmbeddingDistiller
+        strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+        with strategy.scope():
+            teacher, student = make_pair()
+            distiller = EmbeddingDistiller(teacher, student)
+            distiller.compile(learning_rate=1e-3, embedding_learning_rate=1e-2)
+        loss = distiller.fit(token_batches(), batch_size=16, epochs=4, verbose=0).history["loss"]
+        assert loss[-1] < loss[0], loss
+        print("OK", loss[0], loss[-1])
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0 and "OK" in result.stdout, result.stderr[-3000:]

@@ -1,0 +1,107 @@
+import re
+
+import keras
+import keras_hub
+import numpy as np
+import pytest
+
+from keras_subembed.models import SentenceEncoder
+from keras_subembed.models import SentenceEncoderPreprocessor
+from keras_subembed.models import SentencePooling
+from keras_subembed.models import compress_backbone
+
+VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + (
+    "the of to and in is was for on that with by it as at from he his said "
+    "year new one two people news game team police government market world").split()
+
+
+def make_encoder(pooling="mean", **kwargs):
+    keras.utils.set_random_seed(5)
+    backbone = keras_hub.models.BertBackbone(
+        len(VOCABULARY), num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16,
+        max_sequence_length=16)
+    tokenizer = keras_hub.models.BertTokenizer(vocabulary=VOCABULARY)
+    preprocessor = SentenceEncoderPreprocessor(tokenizer, sequence_length=10)
+    return SentenceEncoder(backbone, preprocessor, pooling=pooling, **kwargs)
+
+
+def numpy_pooling(states, mask, mode):
+    mask = mask.astype(bool)
+    if mode == "cls":
+        pooled = states[:, 0]
+    elif mode == "mean":
+        pooled = np.stack([s[m].mean(axis=0) for s, m in zip(states, mask)])
+    else:
+        pooled = np.stack([s[m].max(axis=0) for s, m in zip(states, mask)])
+    return pooled / np.linalg.norm(pooled, axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("mode", ["mean", "cls", "max"])
+def test_pooling_matches_numpy_over_valid_tokens_only(mode):
+    rng = np.random.default_rng(0)
+    states = rng.normal(size=(3, 6, 5)).astype("float32")
+    mask = np.array([[1, 1, 1, 1, 1, 1], [1, 1, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0]], "int32")
+    got = keras.ops.convert_to_numpy(SentencePooling(mode)(states, mask))
+    np.testing.assert_allclose(got, numpy_pooling(states, mask, mode), rtol=1e-5, atol=1e-6)
+    # Values behind the padding do not matter.
+    states[mask == 0] = 1e6
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(SentencePooling(mode)(states, mask)),
+                               got, rtol=1e-5, atol=1e-6)
+
+
+def test_an_all_padding_row_gives_zeros_not_nan():
+    pooled = SentencePooling("mean")(np.ones((1, 3, 4), "float32"), np.zeros((1, 3), "int32"))
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(pooled), np.zeros((1, 4)))
+
+
+def test_encoder_embeds_strings_as_unit_vectors_equal_to_the_ids_path():
+    encoder = make_encoder()
+    texts = ["the police said the news", "one game", "the world market was new in the year"]
+    vectors = encoder.predict(texts, verbose=0)["embedding"]
+    assert vectors.shape == (3, 8)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=-1), 1.0, rtol=1e-5)
+    features = encoder.preprocessor(texts)
+    assert sorted(features) == ["padding_mask", "token_ids"]
+    token_ids = keras.ops.convert_to_numpy(features["token_ids"])
+    padding_mask = keras.ops.convert_to_numpy(features["padding_mask"]).astype("int32")
+    assert token_ids[0, 0] == VOCABULARY.index("[CLS]")
+    states = keras.ops.convert_to_numpy(encoder.backbone({
+        "token_ids": token_ids, "padding_mask": padding_mask,
+        "segment_ids": np.zeros_like(token_ids)})["sequence_output"])
+    np.testing.assert_allclose(vectors, numpy_pooling(states, padding_mask, "mean"),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_saves_and_loads_with_its_preprocessor(tmp_path):
+    encoder = make_encoder(pooling="cls")
+    texts = ["he said two people", "the team"]
+    want = encoder.predict(texts, verbose=0)["embedding"]
+    encoder.save(tmp_path / "encoder.keras")
+    loaded = keras.saving.load_model(tmp_path / "encoder.keras")
+    assert loaded.pooling == "cls"
+    np.testing.assert_allclose(loaded.predict(texts, verbose=0)["embedding"], want,
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_works_over_a_compressed_backbone():
+    encoder = make_encoder()
+    student = compress_backbone(encoder.backbone, "sub",
+                                {"num_tables": 2, "rows_per_table": 8, "reserved_ids": [0, 1, 2, 3]})
+    compressed = SentenceEncoder(student, encoder.preprocessor)
+    vectors = compressed.predict(["the news"], verbose=0)["embedding"]
+    assert vectors.shape == (1, 8)
+    np.testing.assert_allclose(np.linalg.norm(vectors), 1.0, rtol=1e-5)
+
+
+def test_bad_arguments_raise_naming_them():
+    with pytest.raises(ValueError, match=re.escape(
+            "`mode` must be one of ('mean', 'cls', 'max'). Received: mode='sum'")):
+        SentencePooling("sum")
+    with pytest.raises(TypeError, match=re.escape("`normalize` must be a bool. Received: normalize=1")):
+        SentencePooling("mean", normalize=1)
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    other = keras.Input((None,), dtype="int32", name="positions")
+    backbone = keras.Model({"token_ids": token_ids, "positions": other},
+                           keras.layers.Embedding(10, 4)(token_ids))
+    with pytest.raises(ValueError, match="must take a dict with `token_ids` and `padding_mask`"):
+        SentenceEncoder(backbone)
