@@ -120,6 +120,10 @@ class CompressedEmbedding(keras.layers.Layer):
         mask_zero = check_bool("mask_zero", mask_zero)
         cached = check_bool("cached", cached)
         super().__init__(**kwargs)
+        # Keras would convert NumPy ids to tensors before `call`, narrowing
+        # int64 to int32 on JAX; `call` converts them after checking them.
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
         if "float" not in str(self.variable_dtype):
             raise ValueError(
                 f"`dtype` of {type(self).__name__} must be a floating-point dtype "
