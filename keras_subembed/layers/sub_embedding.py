@@ -172,7 +172,7 @@ class SubEmbedding(CompressedEmbedding):
         else:
             self.assignment = assignment
         # True until explicit codes given as "explicit" come from saved weights.
-        self._codes_pending = assignment == "explicit" and explicit_codes is None
+        self._codes_pending = explicit_codes is None and self.assignment == "explicit"
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
         self.embeddings_regularizer = keras.regularizers.get(embeddings_regularizer)
         self.embeddings_constraint = keras.constraints.get(embeddings_constraint)
