@@ -28,3 +28,14 @@ def test_decoding_large_int32_slots_does_not_overflow():
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(want[-1], [(2**31 - 1) % 2000, (2**31 - 1) // 2000 % 2000,
                                              (2**31 - 1) // 2000**2])
+
+
+def test_assignment_docstring_examples_run():
+    import doctest
+    import importlib
+
+    for name in ("clustered", "code_space", "digits", "random_codes"):
+        # `keras_subembed.assignment.random_codes` is the function: import the module.
+        module = importlib.import_module(f"keras_subembed.assignment.{name}")
+        result = doctest.testmod(module, extraglobs={"np": np})
+        assert result.attempted > 0 and result.failed == 0, module.__name__
