@@ -22,6 +22,10 @@ import numpy as np
 from sklearn.cluster import KMeans
 
 from keras_subembed.assignment.code_space import check_rows_per_table
+from keras_subembed.checks import check_bool
+from keras_subembed.checks import check_choice
+from keras_subembed.checks import check_positive_int
+from keras_subembed.checks import check_seed
 from keras_subembed.assignment.validation import check_reserved_ids
 
 
@@ -156,14 +160,10 @@ def clustered_codes(
     """
     table = check_embedding_table(embeddings)
     num_ids = table.shape[0]
-    if isinstance(num_tables, bool) or not isinstance(num_tables, int) or num_tables < 1:
-        raise ValueError(
-            f"`num_tables` must be a positive integer. Received: num_tables={num_tables!r}"
-        )
-    if metric not in ("cosine", "euclidean"):
-        raise ValueError(
-            f'`metric` must be "cosine" or "euclidean". Received: metric={metric!r}'
-        )
+    num_tables = check_positive_int("num_tables", num_tables)
+    seed = check_seed(seed)
+    metric = check_choice("metric", metric, ("cosine", "euclidean"))
+    balanced = check_bool("balanced", balanced)
     reserved = check_reserved_ids(reserved_ids, num_ids)
     num_reserved = len(reserved)
     rows_per_table = check_rows_per_table(

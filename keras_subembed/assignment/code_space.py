@@ -18,6 +18,11 @@ formula `c_k = floor(s / M^k) mod M`.
 
 import numpy as np
 
+from keras_subembed.checks import check_positive_int
+
+# Codes are gathered as int32 indices.
+MAX_ROWS_PER_TABLE = 2**31 - 1
+
 
 def ordinary_capacity(rows_per_table, num_tables, num_reserved=0):
     """Number of distinct codes left for ordinary (non-reserved) ids."""
@@ -40,16 +45,21 @@ def minimum_rows_per_table(num_ids, num_tables, num_reserved=0):
 
 
 def decode_slots(slots, rows_per_table, num_tables, num_reserved=0):
-    """Decode ordinary slots (int array, shape (n,)) into codes of shape (n, K)."""
-    slots = np.asarray(slots, dtype=np.int64)
-    codes = np.empty((slots.shape[0], num_tables), dtype=np.int64)
+    """The `num_tables` code columns of ordinary slots (see the module docstring).
+
+    The one implementation of the formula: it uses only `%`, `//` and `+`,
+    so it decodes NumPy arrays (the assignments here) and backend tensors
+    (`SubEmbedding`'s in-graph digits) alike, and returns a list of columns
+    of the same kind. Dividing step by step never forms `M^k`, which would
+    overflow int32 in a graph.
+    """
     ordinary_rows = rows_per_table - num_reserved
-    codes[:, 0] = num_reserved + slots % ordinary_rows
+    columns = [num_reserved + slots % ordinary_rows]
     rest = slots // ordinary_rows
-    for table in range(1, num_tables):
-        codes[:, table] = rest % rows_per_table
-        rest //= rows_per_table
-    return codes
+    for _ in range(1, num_tables):
+        columns.append(rest % rows_per_table)
+        rest = rest // rows_per_table
+    return columns
 
 
 def codes_from_slots(slots, num_ids, rows_per_table, num_tables, reserved_ids=()):
@@ -61,9 +71,10 @@ def codes_from_slots(slots, num_ids, rows_per_table, num_tables, reserved_ids=()
     codes = np.empty((num_ids, num_tables), dtype=np.int64)
     is_ordinary = np.ones(num_ids, dtype=bool)
     is_ordinary[reserved_ids] = False
-    codes[is_ordinary] = decode_slots(
-        slots, rows_per_table, num_tables, len(reserved_ids)
-    )
+    slots = np.asarray(slots, dtype=np.int64)
+    codes[is_ordinary] = np.stack(
+        decode_slots(slots, rows_per_table, num_tables, len(reserved_ids)), axis=1
+    ).reshape(-1, num_tables)
     codes[reserved_ids] = np.arange(len(reserved_ids))[:, None]
     return codes
 
@@ -77,20 +88,22 @@ def smallest_code_dtype(rows_per_table):
     return "int32"
 
 
+def check_rows_limit(rows_per_table):
+    """`rows_per_table` unless int32 indices cannot address that many rows."""
+    if rows_per_table > MAX_ROWS_PER_TABLE:
+        raise ValueError(
+            f"`rows_per_table` must be at most 2**31 - 1 (codes are int32 "
+            f"indices). Received: rows_per_table={rows_per_table}"
+        )
+    return rows_per_table
+
+
 def check_rows_per_table(rows_per_table, num_ids, num_tables, num_reserved=0):
     """`rows_per_table` as an int if it gives every id a distinct code, else `ValueError`."""
     minimum = minimum_rows_per_table(num_ids, num_tables, num_reserved)
     if rows_per_table is None:
         return minimum
-    if (
-        isinstance(rows_per_table, bool)
-        or not isinstance(rows_per_table, (int, np.integer))
-        or rows_per_table <= 0
-    ):
-        raise ValueError(
-            "`rows_per_table` must be a positive integer. "
-            f"Received: rows_per_table={rows_per_table!r}"
-        )
+    rows_per_table = check_rows_limit(check_positive_int("rows_per_table", rows_per_table))
     if (
         rows_per_table <= num_reserved
         or ordinary_capacity(rows_per_table, num_tables, num_reserved)

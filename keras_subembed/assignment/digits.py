@@ -10,8 +10,8 @@ def digit_codes(num_ids, rows_per_table, num_tables, reserved_ids=()):
 
     With reserved ids, ordinary ids are numbered by rank and their rank is
     decoded (see `keras_subembed.assignment.code_space`). `SubEmbedding`
-    computes the same codes inside the graph; this NumPy version is the
-    reference and serves analysis.
+    computes the same codes inside the graph with the same `decode_slots`;
+    this NumPy version serves analysis.
 
     Example:
     >>> digit_codes(5, rows_per_table=2, num_tables=3)[3].tolist()

@@ -4,6 +4,7 @@ import numpy as np
 
 from keras_subembed.assignment.code_space import codes_from_slots
 from keras_subembed.assignment.code_space import ordinary_capacity
+from keras_subembed.checks import check_seed
 
 
 def random_codes(num_ids, rows_per_table, num_tables, reserved_ids=(), seed=0):
@@ -17,6 +18,7 @@ def random_codes(num_ids, rows_per_table, num_tables, reserved_ids=(), seed=0):
     1000
     """
     num_reserved = len(tuple(reserved_ids))
+    seed = check_seed(seed)
     capacity = ordinary_capacity(rows_per_table, num_tables, num_reserved)
     rng = np.random.default_rng(seed)
     slots = rng.choice(capacity, size=num_ids - num_reserved, replace=False)

@@ -1,5 +1,7 @@
 """Checks that a code array is a valid k-sub-embedding assignment."""
 
+import numbers
+
 import numpy as np
 
 _MAX_LISTED = 5
@@ -75,7 +77,7 @@ def check_reserved_ids(reserved_ids, num_ids):
             f"Received: reserved_ids={reserved_ids!r}"
         ) from None
     for token in reserved:
-        if isinstance(token, bool) or not isinstance(token, (int, np.integer)):
+        if isinstance(token, (bool, np.bool_)) or not isinstance(token, numbers.Integral):
             raise ValueError(
                 "`reserved_ids` must hold integer token ids. "
                 f"Received: reserved_ids={reserved_ids!r}"

@@ -1,17 +1,22 @@
 """ALONE: all word embeddings from one trainable vector (Takase & Kobayashi, 2020)."""
 
+import warnings
+
 import keras
-import numpy as np
 from keras import ops
 
 from keras_subembed.assignment.code_space import smallest_code_dtype
+from keras_subembed.checks import check_bool
+from keras_subembed.checks import check_choice
+from keras_subembed.checks import check_open_probability
+from keras_subembed.checks import check_positive_int
+from keras_subembed.checks import check_rate
+from keras_subembed.checks import check_seed
 from keras_subembed.layers import random_filters
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
-from keras_subembed.layers.compressed_embedding import check_positive_int
-from keras_subembed.layers.compressed_embedding import check_seed
-from keras_subembed.layers.compressed_embedding import input_dependent_zero
+from keras_subembed.layers.compressed_embedding import hide_from_constant_folding
 
-_FILTERS = ("binary", "real")
+_FILTER_KINDS = ("binary", "real")
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")
@@ -21,14 +26,18 @@ class ALONEEmbedding(CompressedEmbedding):
     `o` is a single trainable vector of width `base_dim` (D0). Token w
     multiplies it elementwise by a fixed random `filter_w`: the sum of one row
     per source matrix, drawn uniformly for w from each of `num_source_matrices`
-    (M) random matrices of `source_columns` (c) rows. A two-layer FFN without
+    (M) random matrices. Each source matrix is `source_columns x base_dim`
+    (c x D0): the paper calls its c rows "columns", hence the name. A two-layer FFN without
     biases (D0 -> `ffn_dim` -> `output_dim`, ReLU, dropout inside) then maps
     it to the embedding. Only `o` and the FFN are trained.
 
-    Filters (`filter`):
+    Filters (`filter_kind`):
 
     * `"binary"`: source entries are Bernoulli(1 - p0^(1/M)) bits; the sum is
       clipped to [0, 1], so each filter element is 0 with probability `p0`.
+      Bits are drawn at 24-bit resolution: a `p0` so close to 0 or 1 that
+      every bit would be the same (all-zero or identical filters) is
+      rejected, with the usable range in the error.
     * `"real"`: source entries have mean 0 and variance 1/M, so filter
       elements are approximately N(0, 1). Each entry is the centred sum of the
       4 bytes of a hash (Irwin-Hall, not Box-Muller) because only integer
@@ -46,7 +55,7 @@ class ALONEEmbedding(CompressedEmbedding):
     which ALONE must run through the FFN on every call (in chunks of
     `logits_chunk_size` ids): O(V * D0 * ffn_dim) work per call. This is the
     method's inherent price; after training, `freeze()` stores the V x d
-    table so inference is a plain lookup.
+    table so inference is a plain lookup (`freeze_speeds_up`).
 
     Out-of-range ids raise eagerly and give all-zero vectors in compiled
     graphs (see `CompressedEmbedding`).
@@ -58,8 +67,11 @@ class ALONEEmbedding(CompressedEmbedding):
             Defaults to `output_dim`.
         ffn_dim: int. Hidden width of the FFN. Defaults to `2 * output_dim`.
         num_source_matrices: int. M. Defaults to 8 (as the authors).
-        source_columns: int. c, rows in each source matrix. Defaults to 64.
-        filter: `"binary"` or `"real"`.
+        source_columns: int. c, the number of rows (the paper's "columns")
+            of each source matrix: the choices each token draws from.
+            Defaults to 64.
+        filter_kind: `"binary"` or `"real"`. (`filter`, the former name, is
+            still accepted, with a deprecation warning.)
         p0: float in (0, 1). Probability that a binary filter element is 0.
         dropout: float in [0, 1). Dropout on the FFN's hidden layer.
         dropout_stop_step: int or None. Switch dropout off after this many
@@ -72,19 +84,21 @@ class ALONEEmbedding(CompressedEmbedding):
         kernel_initializer: initializer of the FFN weights (Xavier uniform).
         kernel_regularizer: regularizer of the FFN weights.
         mask_zero: bool, as in `keras.layers.Embedding`.
-        cached: bool. Look vectors up in a stored V x d table (see `freeze()`).
+        cached: bool. Whether the layer is frozen: vectors come from a stored
+            V x d table (see `freeze()`).
         **kwargs: `keras.layers.Layer` arguments (`name`, `dtype`, ...).
 
     Example:
     >>> layer = keras_subembed.layers.ALONEEmbedding(30_522, 256, seed=1)
-    >>> layer(np.array([[101, 7592, 102]])).shape
-    TensorShape([1, 3, 256])
+    >>> tuple(layer(np.array([[101, 7592, 102]])).shape)
+    (1, 3, 256)
     >>> layer.compression_report().trainable_params
     262400
     """
 
     logits_chunk_size = 8192
     tied_to_table = True
+    freeze_speeds_up = True
 
     def __init__(
         self,
@@ -94,7 +108,7 @@ class ALONEEmbedding(CompressedEmbedding):
         ffn_dim=None,
         num_source_matrices=8,
         source_columns=64,
-        filter="binary",
+        filter_kind="binary",
         p0=0.5,
         dropout=0.0,
         dropout_stop_step=None,
@@ -107,6 +121,7 @@ class ALONEEmbedding(CompressedEmbedding):
         cached=False,
         **kwargs,
     ):
+        legacy_filter = kwargs.pop("filter", None)
         super().__init__(
             input_dim, output_dim, mask_zero=mask_zero, cached=cached, **kwargs
         )
@@ -120,32 +135,27 @@ class ALONEEmbedding(CompressedEmbedding):
             "num_source_matrices", num_source_matrices
         )
         self.source_columns = check_positive_int("source_columns", source_columns)
-        if filter not in _FILTERS:
-            raise ValueError(
-                f'`filter` must be "binary" or "real". Received: filter={filter!r}'
+        filter_name = "filter_kind"
+        if legacy_filter is not None:
+            warnings.warn(
+                "`filter` is deprecated: use `filter_kind`.", DeprecationWarning, 2
             )
-        self.filter = filter
-        if isinstance(p0, bool) or not isinstance(p0, (int, float)) or not 0 < p0 < 1:
-            raise ValueError(
-                f"`p0` must be a probability strictly between 0 and 1. Received: p0={p0!r}"
-            )
-        self.p0 = float(p0)
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not (
-            0 <= dropout < 1
-        ):
-            raise ValueError(
-                f"`dropout` must be a float in [0, 1). Received: dropout={dropout!r}"
-            )
-        self.dropout = float(dropout)
+            filter_kind, filter_name = legacy_filter, "filter"
+        self.filter_kind = check_choice(filter_name, filter_kind, _FILTER_KINDS)
+        self.p0 = check_open_probability("p0", p0)
+        self.dropout = check_rate("dropout", dropout)
         if dropout_stop_step is not None:
             dropout_stop_step = check_positive_int("dropout_stop_step", dropout_stop_step)
         self.dropout_stop_step = dropout_stop_step
-        if not isinstance(volatile, bool):
-            raise ValueError(f"`volatile` must be a bool. Received: volatile={volatile!r}")
-        self.volatile = volatile
+        self.volatile = check_bool("volatile", volatile)
         self.seed = check_seed(seed)
+        self._threshold = random_filters.bernoulli_threshold(
+            self.p0, self.num_source_matrices
+        )
+        if self.filter_kind == "binary":
+            random_filters.check_threshold(self._threshold, self.p0, self.num_source_matrices)
         if base_initializer is None:
-            exponent = -0.05 if filter == "binary" else -0.3
+            exponent = -0.05 if self.filter_kind == "binary" else -0.3
             base_initializer = keras.initializers.RandomNormal(
                 stddev=float((self.base_dim + self.ffn_dim) ** exponent), seed=self.seed
             )
@@ -155,18 +165,18 @@ class ALONEEmbedding(CompressedEmbedding):
         self._keys = random_filters.filter_keys(
             self.seed, self.num_source_matrices, self.base_dim
         )
-        self._threshold = random_filters.bernoulli_threshold(
-            self.p0, self.num_source_matrices
-        )
         if self.dropout:
             self.seed_generator = keras.random.SeedGenerator(self.seed)
         self.stored_row_choices = None
         self.stored_sources = None
         self.dropout_step = None
 
-    def build(self, input_shape=None):
-        if self.built:
-            return
+    @property
+    def filter(self):
+        """Deprecated name of `filter_kind`."""
+        return self.filter_kind
+
+    def build_weights(self, input_shape=None):
         self.base_vector = self.add_weight(
             name="base_vector", shape=(self.base_dim,), initializer=self.base_initializer
         )
@@ -183,19 +193,21 @@ class ALONEEmbedding(CompressedEmbedding):
             regularizer=self.kernel_regularizer,
         )
         if not self.volatile:
+            # The same integer-hash code as volatile mode, run once here, so
+            # both modes give bit-identical filters.
             self.stored_row_choices = self._constant_weight(
                 "row_choices",
-                random_filters.row_choices_numpy(
-                    np.arange(self.input_dim), self._keys, self.source_columns
-                ),
+                (self.input_dim, self.num_source_matrices),
                 smallest_code_dtype(self.source_columns),
+                lambda: self._row_choices(ops.arange(self.input_dim, dtype="int32")),
             )
             self.stored_sources = self._constant_weight(
                 "source_matrices",
-                random_filters.source_matrices_numpy(
-                    self._keys, self.source_columns, self.filter, self._threshold
+                (self.num_source_matrices * self.source_columns, self.base_dim),
+                "uint8" if self.filter_kind == "binary" else "int16",
+                lambda: self._generated_sources(
+                    ops.arange(self.source_columns, dtype="int32")
                 ),
-                "uint8" if self.filter == "binary" else "int16",
             )
         if self.dropout and self.dropout_stop_step is not None:
             self.dropout_step = self.add_weight(
@@ -206,31 +218,42 @@ class ALONEEmbedding(CompressedEmbedding):
                 trainable=False,
                 aggregation="only_first_replica",
             )
-        self.build_cache()
-        self.built = True
 
-    def _constant_weight(self, name, value, dtype):
+    def _constant_weight(self, name, shape, dtype, compute):
         return self.add_weight(
             name=name,
-            shape=value.shape,
+            shape=shape,
             dtype=dtype,
-            initializer=lambda shape, dtype=None: ops.cast(value, dtype),
+            initializer=lambda shape, dtype=None: ops.cast(compute(), dtype),
             trainable=False,
         )
 
-    def _generated_sources(self, zero):
-        """All source entries `(M * c, D0)` as int32, matrix-major (row r of matrix i at i*c + r)."""
-        rows = ops.arange(self.source_columns, dtype="int32") + zero
-        every_row = ops.broadcast_to(
-            ops.expand_dims(rows, -1),
-            (self.source_columns, self.num_source_matrices),
-        )
-        entries = random_filters.entry_values(
-            random_filters.source_entries(every_row, self._keys),
-            self.filter,
+    def _row_choices(self, token_ids):
+        return random_filters.row_choices(token_ids, self._keys, self.source_columns)
+
+    def _entry_values(self, rows):
+        return random_filters.entry_values(
+            random_filters.source_entries(rows, self._keys),
+            self.filter_kind,
             self._threshold,
         )
+
+    def _generated_sources(self, source_rows):
+        """All source entries `(M * c, D0)` as int32, matrix-major (row r of matrix i at i*c + r).
+
+        `source_rows` is `arange(source_columns)` (int32).
+        """
+        every_row = ops.broadcast_to(
+            ops.expand_dims(source_rows, -1),
+            (self.source_columns, self.num_source_matrices),
+        )
+        entries = self._entry_values(every_row)
         return ops.reshape(ops.transpose(entries, (1, 0, 2)), (-1, self.base_dim))
+
+    def _combine(self, entries):
+        return random_filters.combine_entries(
+            entries, self.filter_kind, self.num_source_matrices
+        )
 
     def filters(self, token_ids):
         """The float32 filters `(..., base_dim)` of in-range int32 ids."""
@@ -238,38 +261,13 @@ class ALONEEmbedding(CompressedEmbedding):
             self.build()
         token_ids = ops.cast(token_ids, "int32")
         if self.volatile:
-            rows = random_filters.row_choices(token_ids, self._keys, self.source_columns)
-            entries = random_filters.entry_values(
-                random_filters.source_entries(rows, self._keys),
-                self.filter,
-                self._threshold,
-            )
-        else:
-            rows = ops.cast(ops.take(self.stored_row_choices, token_ids, axis=0), "int32")
-            entries = self._gather_entries(rows, self.stored_sources)
-        return random_filters.combine_entries(
-            entries, self.filter, self.num_source_matrices
-        )
+            return self._combine(self._entry_values(self._row_choices(token_ids)))
+        rows = ops.cast(ops.take(self.stored_row_choices, token_ids, axis=0), "int32")
+        return self._combine(self._gather_entries(rows, self.stored_sources))
 
     def _gather_entries(self, rows, sources):
         offsets = ops.arange(self.num_source_matrices, dtype="int32") * self.source_columns
         return ops.cast(ops.take(sources, rows + offsets, axis=0), "int32")
-
-    def _all_filters(self, start, stop, zero, sources):
-        """Filters of ids `start..stop-1` from the source entries (built or stored).
-
-        `zero` is an int32 0 computed from the input (see `logits`).
-        """
-        if self.volatile:
-            # A static-size range (XLA needs one) of at most `logits_chunk_size`
-            # values, shifted: the only constant it leaves is that small range.
-            token_ids = ops.arange(stop - start, dtype="int32") + (start + zero)
-            rows = random_filters.row_choices(token_ids, self._keys, self.source_columns)
-        else:
-            rows = ops.cast(self.stored_row_choices[start:stop], "int32")
-        return random_filters.combine_entries(
-            self._gather_entries(rows, sources), self.filter, self.num_source_matrices
-        )
 
     def _feed_forward(self, filters, training=None):
         base = ops.cast(self.base_vector, self.compute_dtype)
@@ -295,14 +293,30 @@ class ALONEEmbedding(CompressedEmbedding):
 
     def logits(self, hidden):
         hidden = ops.convert_to_tensor(hidden, dtype=self.compute_dtype)
-        # Keeps the filters of all V ids from being constant-folded.
-        zero = input_dependent_zero(hidden)
-        # The source entries are shared by every chunk: generate them once.
-        sources = self._generated_sources(zero) if self.volatile else self.stored_sources
+        chunk_size = min(self.logits_chunk_size, self.input_dim)
+        # Every weight-only integer below derives from this one range (ids of
+        # a chunk, and the source rows), so hiding it from constant folding
+        # keeps the filters of all V ids out of a .tflite file. Its static
+        # size (XLA needs one) bounds the only constant it leaves.
+        counting = hide_from_constant_folding(
+            ops.arange(max(chunk_size, self.source_columns), dtype="int32"), hidden
+        )
+        if self.volatile:
+            # The source entries are shared by every chunk: generate them once.
+            sources = self._generated_sources(counting[: self.source_columns])
+        else:
+            sources = self.stored_sources
         pieces = []
-        for start in range(0, self.input_dim, self.logits_chunk_size):
-            stop = min(start + self.logits_chunk_size, self.input_dim)
-            table = self._feed_forward(self._all_filters(start, stop, zero, sources))
+        for start in range(0, self.input_dim, chunk_size):
+            stop = min(start + chunk_size, self.input_dim)
+            if self.volatile:
+                rows = self._row_choices(counting[: stop - start] + start)
+            else:
+                # Stored rows are sliced from the (unfoldable) counting range.
+                rows = ops.take(self.stored_row_choices, counting[: stop - start] + start, axis=0)
+                rows = ops.cast(rows, "int32")
+            filters = self._combine(self._gather_entries(rows, sources))
+            table = self._feed_forward(filters)
             pieces.append(ops.matmul(hidden, ops.transpose(table)))
         return pieces[0] if len(pieces) == 1 else ops.concatenate(pieces, axis=-1)
 
@@ -314,7 +328,7 @@ class ALONEEmbedding(CompressedEmbedding):
                 "ffn_dim": self.ffn_dim,
                 "num_source_matrices": self.num_source_matrices,
                 "source_columns": self.source_columns,
-                "filter": self.filter,
+                "filter_kind": self.filter_kind,
                 "p0": self.p0,
                 "dropout": self.dropout,
                 "dropout_stop_step": self.dropout_stop_step,

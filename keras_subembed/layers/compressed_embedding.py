@@ -1,108 +1,147 @@
 """The contract shared by the package's compressed embedding layers."""
 
+import gc
+
 import keras
 import numpy as np
 from keras import ops
 
+from keras_subembed.checks import check_bool
+from keras_subembed.checks import check_positive_int
+from keras_subembed.checks import check_seed  # noqa: F401 (re-exported)
 from keras_subembed.layers.compression_report import CompressionReport
 
 
-def check_positive_int(name, value):
-    """Raise `ValueError` naming `name` unless `value` is a positive int."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ValueError(
-            f"`{name}` must be a positive integer. "
-            f"Received: {name}={value!r} (of type {type(value).__name__})."
-        )
-    return int(value)
+def hide_from_constant_folding(values, hidden):
+    """Integer `values` XOR-ed with a 0 that graph compilers cannot prove is 0.
 
+    Apply it once per `logits` call to the weight-only integer tensor that
+    everything constant-foldable derives from (stored codes, id ranges).
+    Without it the TFLite converter folds those computations and stores their
+    results (e.g. V-sized int32 copies of uint8 codes, or a whole V x d table)
+    in the `.tflite` file, and XLA spends long compiles folding them.
 
-def check_seed(seed):
-    """A seed in [0, 2^32); drawn at random when `None` (record it in the config)."""
-    if seed is None:
-        return int(np.random.SeedSequence().entropy % 2**32)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (
-        0 <= seed < 2**32
-    ):
-        raise ValueError(
-            f"`seed` must be an int in [0, 2**32) or None. Received: seed={seed!r}"
-        )
-    return int(seed)
-
-
-def input_dependent_zero(hidden):
-    """An int32 0 that graph compilers cannot prove is 0.
-
-    It is 1 only when `hidden` holds a NaN (whose logits are NaN anyway).
-    Adding it to an index or a cast keeps XLA and the TFLite converter from
-    constant-folding weight-only computations: XLA's folding is slow, and the
-    converter would store the folded result (e.g. V-sized int32 copies of
-    uint8 codes, or a whole V x d table) in the `.tflite` file.
+    The 0 comes from the *size* of `hidden`, never from its values, so a NaN
+    or inf in one row cannot change another row's logits: `n // (n + 1)` is 0
+    for every size n >= 0, yet unknown to the compiler while the batch
+    dimension is dynamic (as in every exported signature).
     """
-    probe = ops.sum(hidden[..., 0])
-    return ops.cast(ops.not_equal(probe, probe), "int32")
+    size = ops.cast(ops.shape(ops.reshape(hidden, (-1,)))[0], "int32")
+    zero = ops.floor_divide(size, size + 1)
+    return ops.bitwise_xor(values, ops.cast(zero, values.dtype))
 
 
 def known_values(tensor):
     """The values of `tensor` as NumPy when they exist now (eager), else `None`.
 
     Inside `tf.function`, XLA or `jax.jit` the values are unknown until the
-    graph runs, so no Python-side check is possible there.
+    graph runs, so no Python-side check is possible there. NumPy arrays and
+    Python sequences are read as they are, before any backend conversion
+    (JAX narrows int64 to int32 on conversion, wrapping large ids).
     """
     backend = keras.backend.backend()
     if backend == "tensorflow":
         import tensorflow as tf
 
-        if not tf.executing_eagerly() or not hasattr(tensor, "numpy"):
-            return None
-        return tensor.numpy()
+        if isinstance(tensor, (tf.RaggedTensor, tf.SparseTensor)):
+            raise ValueError(
+                "Compressed embeddings take dense token ids. Received a "
+                f"{type(tensor).__name__}; pad it first (e.g. `ids.to_tensor()`)."
+            )
+        if tf.is_tensor(tensor):
+            if not tf.executing_eagerly() or not hasattr(tensor, "numpy"):
+                return None
+            return tensor.numpy()
     if backend == "jax":
         import jax
 
         if isinstance(tensor, jax.core.Tracer):
             return None
-    return ops.convert_to_numpy(tensor)
+    if isinstance(tensor, keras.KerasTensor):
+        return None
+    return np.asarray(ops.convert_to_numpy(tensor) if ops.is_tensor(tensor) else tensor)
+
+
+def forget_compiled_steps(layer):
+    """Drop the compiled predict/evaluate/train steps of every model holding `layer`.
+
+    Keras traces a model's steps once and reuses them; a change that alters
+    the traced graph (freezing) takes effect only in a fresh trace.
+    """
+    for model in gc.get_objects():
+        if not isinstance(model, keras.Model):
+            continue
+        steps = ("predict_function", "test_function", "train_function")
+        if all(getattr(model, step, None) is None for step in steps):
+            continue
+        if any(sublayer is layer for sublayer in model._flatten_layers()):
+            for step in steps:
+                setattr(model, step, None)
 
 
 class CompressedEmbedding(keras.layers.Layer):
     """Base class: a drop-in for `keras.layers.Embedding` with tied logits.
 
-    Subclasses implement `embed(ids)` for ids known to be in range and
-    `logits(hidden)` for `call(hidden, reverse=True)`. This class handles
-    everything the contract shares:
+    Subclasses implement `build_weights()` (their own weights), `embed(ids)`
+    for ids known to be in range and `logits(hidden)` for
+    `call(hidden, reverse=True)`. This class owns `build()` (it calls
+    `build_weights()`, then adds the cache) and everything else the contract
+    shares:
 
-    * token ids are cast to int32 (floats are truncated, like `Embedding`);
-    * **out-of-range ids** (outside `[0, input_dim)`): an eager call raises a
-      `ValueError` naming them; inside a compiled graph (tf.function, XLA,
+    * token ids may be any integer or float dtype (floats are truncated, like
+      `Embedding`);
+    * **out-of-range ids** (outside `[0, input_dim)`, NaN included): an eager
+      call raises a `ValueError` naming them with their real values, checked
+      before any narrowing cast; inside a compiled graph (tf.function, XLA,
       SavedModel, TFLite), where no error can be raised, they map to an
       all-zero vector -- never to another token's vector;
     * `compute_mask` as `keras.layers.Embedding` (`mask_zero`);
     * `embedding_table()` and `compression_report()`;
-    * the **inference cache**: `freeze()` (or `cached=True` in the config)
-      stores the `(input_dim, output_dim)` table in a non-trainable weight
-      `cached_table`, and lookups read it instead of computing vectors.
-      Layers whose tied logits are `hidden @ table.T` (`tied_to_table`) read
-      it for `reverse=True` too; the others keep their own `logits()`.
+    * **freezing** (the inference cache): `freeze()`, or `cached=True` in the
+      config, stores the `(input_dim, output_dim)` table in a non-trainable
+      weight `cached_table`, and lookups read it instead of computing
+      vectors. "Frozen" and "cached" name the same state. Layers whose tied
+      logits are `hidden @ table.T` (`tied_to_table`) read it for
+      `reverse=True` too; the others keep their own `logits()`.
+
+    Capabilities, as class attributes that models and export read:
+
+    * `tied_to_table`: tied logits equal `hidden @ embedding_table().T`.
+    * `freeze_speeds_up`: a frozen layer is much faster (worth the V x d
+      table it stores), so export freezes it when asked for speed.
     """
 
     tied_to_table = True
+    freeze_speeds_up = False
 
     def __init__(self, input_dim, output_dim, mask_zero=False, cached=False, **kwargs):
         input_dim = check_positive_int("input_dim", input_dim)
         output_dim = check_positive_int("output_dim", output_dim)
-        if not isinstance(mask_zero, bool):
-            raise ValueError(
-                f"`mask_zero` must be a bool. Received: mask_zero={mask_zero!r}"
-            )
-        if not isinstance(cached, bool):
-            raise ValueError(f"`cached` must be a bool. Received: cached={cached!r}")
+        mask_zero = check_bool("mask_zero", mask_zero)
+        cached = check_bool("cached", cached)
         super().__init__(**kwargs)
+        # Keras would convert NumPy ids to tensors before `call`, narrowing
+        # int64 to int32 on JAX; `call` converts them after checking them.
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        if "float" not in str(self.variable_dtype):
+            raise ValueError(
+                f"`dtype` of {type(self).__name__} must be a floating-point dtype "
+                f"or policy (ids may be integers, the weights may not). Received: "
+                f"dtype={self.dtype_policy.name!r}"
+            )
         self.input_dim = input_dim
         self.output_dim = output_dim
         self.mask_zero = mask_zero
         self.supports_masking = mask_zero
         self.cached = cached
         self.cached_table = None
+
+    def build_weights(self, input_shape=None):
+        """Create the layer's own weights; `build()` adds the cache after it."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement build_weights()."
+        )
 
     def embed(self, token_ids, training=None):
         """Vectors `(..., output_dim)` of int32 ids all in `[0, input_dim)`."""
@@ -112,8 +151,15 @@ class CompressedEmbedding(keras.layers.Layer):
         """Scores `(..., input_dim)` of hidden states against every embedding."""
         raise NotImplementedError(f"{type(self).__name__} must implement logits().")
 
-    def build_cache(self):
-        """Create the `cached_table` weight when `cached`; call at the end of build()."""
+    def build(self, input_shape=None):
+        if self.built:
+            return
+        self.build_weights(input_shape)
+        self._build_cache()
+        self.built = True
+
+    def _build_cache(self):
+        """Create the `cached_table` weight when `cached` and not yet created."""
         if self.cached and self.cached_table is None:
             self.cached_table = self.add_weight(
                 name="cached_table",
@@ -129,16 +175,21 @@ class CompressedEmbedding(keras.layers.Layer):
         where `tied_to_table`, tied logits a single matmul): the speed of a
         plain `Embedding` at its size. The layer's own weights are kept, so
         `get_config()` records `cached=True` and a saved model reloads frozen.
-        Training a frozen layer does not update the cache; freeze after
+        Models that hold the layer drop their compiled `predict`, `evaluate`
+        and `fit` steps, so their next call is traced again and uses the
+        cache. Training a frozen layer does not update the cache; freeze after
         training. Returns the layer.
 
         Example:
-        >>> layer.freeze()
-        >>> layer.cached_table.shape
-        (30522, 256)
+        >>> layer = keras_subembed.layers.ALONEEmbedding(1000, 16, seed=1)
+        >>> _ = layer.freeze()
+        >>> tuple(layer.cached_table.shape)
+        (1000, 16)
         """
         if self.cached:
             return self
+        if not self.built:
+            self.build()
         table = ops.convert_to_numpy(self.embedding_table())
         self.cached = True
         # Keras locks a built layer's state; the cache is the one weight that
@@ -146,14 +197,31 @@ class CompressedEmbedding(keras.layers.Layer):
         was_locked = self._tracker.locked
         self._tracker.unlock()
         try:
-            self.build_cache()
+            self._build_cache()
         finally:
             if was_locked:
                 self._tracker.lock()
         self.cached_table.assign(table)
+        forget_compiled_steps(self)
         return self
 
     def call(self, inputs, reverse=False, training=None):
+        """Embed token ids, or score hidden states against every token.
+
+        Args:
+            inputs: token ids `(...)` (any integer or float dtype), or, with
+                `reverse=True`, hidden states `(..., output_dim)`.
+            reverse: bool. When True, return the tied logits `(...,
+                input_dim)`: the score of each hidden state against every
+                token's embedding, `hidden @ embedding_table().T` for layers
+                whose `tied_to_table` is True. This is what
+                `keras_hub.layers.MaskedLMHead(token_embedding=layer)` calls.
+            training: bool. Enables dropout where the layer has any.
+
+        Returns:
+            `(..., output_dim)` vectors (all zeros for out-of-range ids in
+            compiled graphs), or `(..., input_dim)` logits.
+        """
         if reverse:
             if self.cached and self.tied_to_table:
                 hidden = ops.convert_to_tensor(inputs, dtype=self.compute_dtype)
@@ -170,26 +238,38 @@ class CompressedEmbedding(keras.layers.Layer):
 
     def _checked_ids(self, inputs):
         """int32 ids with out-of-range ones replaced by 0, and the in-range mask."""
-        inputs = ops.convert_to_tensor(inputs)
-        if "int" not in str(inputs.dtype):
-            inputs = ops.cast(inputs, "int32")
+        # Checked before any conversion: JAX narrows int64 to int32 (wrapping
+        # 2**32 + 5 onto 5) and a float NaN casts to an arbitrary int.
         values = known_values(inputs)
         if values is not None:
-            bad = values[(values < 0) | (values >= self.input_dim)]
-            if bad.size:
-                shown = np.unique(bad)[:5].tolist()
-                raise ValueError(
-                    f"Token ids must be in [0, input_dim={self.input_dim}) for "
-                    f"layer '{self.name}'. Received out-of-range ids {shown}"
-                    f"{' and more' if np.unique(bad).size > 5 else ''}."
-                )
-        # The range test runs on the incoming dtype, before any narrowing cast
-        # could wrap a large int64 id onto a valid one.
-        in_range = ops.logical_and(
-            ops.greater_equal(inputs, 0), ops.less(inputs, self.input_dim)
-        )
+            self._raise_if_out_of_range(values)
+        inputs = ops.convert_to_tensor(inputs)
+        if "float" in str(inputs.dtype):
+            # Truncation maps (-1, input_dim) onto valid ids; NaN fails both.
+            above = ops.greater(inputs, -1)
+        else:
+            above = ops.greater_equal(inputs, 0)
+        in_range = ops.logical_and(above, ops.less(inputs, self.input_dim))
         token_ids = ops.cast(ops.where(in_range, inputs, 0), "int32")
         return token_ids, in_range
+
+    def _raise_if_out_of_range(self, values):
+        if values.dtype.kind == "f":
+            in_range = (values > -1) & (values < self.input_dim)
+        elif values.dtype.kind in "iu":
+            in_range = (values >= 0) & (values < self.input_dim)
+        else:
+            raise ValueError(
+                f"Token ids must be integers or floats for layer '{self.name}'. "
+                f"Received dtype {values.dtype}."
+            )
+        bad = np.unique(values[~in_range])
+        if bad.size:
+            raise ValueError(
+                f"Token ids must be in [0, input_dim={self.input_dim}) for "
+                f"layer '{self.name}'. Received out-of-range ids {bad[:5].tolist()}"
+                f"{' and more' if bad.size > 5 else ''}."
+            )
 
     def compute_mask(self, inputs, mask=None):
         # Hidden states passed with reverse=True are floating point: no mask.

@@ -5,8 +5,11 @@ import math
 import keras
 from keras import ops
 
+from keras_subembed.checks import check_bool
+from keras_subembed.checks import check_choice
+from keras_subembed.checks import check_positive_int
+from keras_subembed.checks import check_rate
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
-from keras_subembed.layers.compressed_embedding import check_positive_int
 from keras_subembed.layers.group_linear import GroupLinear
 
 
@@ -80,7 +83,8 @@ class DeFINEEmbedding(CompressedEmbedding):
     built). This plugs into `keras_hub.layers.MaskedLMHead`.
 
     Outputs depend only on the token id: `freeze()` caches them in one V x m
-    table for inference (paper section 3.4); tied logits still use the map.
+    table for inference (paper section 3.4, `freeze_speeds_up`); tied logits
+    still use the map.
 
     Out-of-range ids raise eagerly and give all-zero vectors in compiled
     graphs (see `CompressedEmbedding`).
@@ -106,19 +110,21 @@ class DeFINEEmbedding(CompressedEmbedding):
         kernel_initializer: initializer of the HGT, reduce and projection
             kernels.
         mask_zero: bool, as in `keras.layers.Embedding`.
-        cached: bool. Look vectors up in a stored V x m table (`freeze()`).
+        cached: bool. Whether the layer is frozen: vectors come from a stored
+            V x m table (see `freeze()`).
         **kwargs: `keras.layers.Layer` arguments (`name`, `dtype`, ...).
 
     Example:
     >>> layer = keras_subembed.layers.DeFINEEmbedding(
     ...     30_522, 256, map_dim=64, expand_dim=512, depth=3, max_groups=4)
-    >>> layer(np.array([[101, 7592, 102]])).shape
-    TensorShape([1, 3, 256])
+    >>> tuple(layer(np.array([[101, 7592, 102]])).shape)
+    (1, 3, 256)
     >>> layer.hgt_widths, layer.hgt_groups
     ([212, 362, 512], [4, 2, 1])
     """
 
     tied_to_table = False
+    freeze_speeds_up = True
 
     def __init__(
         self,
@@ -153,29 +159,15 @@ class DeFINEEmbedding(CompressedEmbedding):
         self.expand_dim = check_positive_int("expand_dim", expand_dim)
         self.depth = check_positive_int("depth", depth)
         self.max_groups = check_positive_int("max_groups", max_groups)
-        if group_schedule not in ("hierarchical", "fixed"):
-            raise ValueError(
-                '`group_schedule` must be "hierarchical" or "fixed". '
-                f"Received: group_schedule={group_schedule!r}"
-            )
-        self.group_schedule = group_schedule
-        if not isinstance(mixer, bool):
-            raise ValueError(f"`mixer` must be a bool. Received: mixer={mixer!r}")
-        self.mixer = mixer
-        if normalization not in ("layer_norm", None):
-            raise ValueError(
-                '`normalization` must be "layer_norm" or None. '
-                f"Received: normalization={normalization!r}"
-            )
-        self.normalization = normalization
+        self.group_schedule = check_choice(
+            "group_schedule", group_schedule, ("hierarchical", "fixed")
+        )
+        self.mixer = check_bool("mixer", mixer)
+        self.normalization = check_choice(
+            "normalization", normalization, ("layer_norm", None)
+        )
         self.activation = keras.activations.get(activation)
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not (
-            0 <= dropout < 1
-        ):
-            raise ValueError(
-                f"`dropout` must be a float in [0, 1). Received: dropout={dropout!r}"
-            )
-        self.dropout = float(dropout)
+        self.dropout = check_rate("dropout", dropout)
         self.hgt_groups = hgt_groups(self.depth, self.max_groups, group_schedule)
         self._check_groupable()
         self.hgt_widths = hgt_widths(self.map_dim, self.expand_dim, self.hgt_groups)
@@ -243,9 +235,7 @@ class DeFINEEmbedding(CompressedEmbedding):
                     f"of HGT layer {layer + 1}."
                 )
 
-    def build(self, input_shape=None):
-        if self.built:
-            return
+    def build_weights(self, input_shape=None):
         if self.map_layer is None:
             self.map_table = self.add_weight(
                 name="map_table",
@@ -274,8 +264,6 @@ class DeFINEEmbedding(CompressedEmbedding):
             shape=(self.output_dim, self.map_dim),
             initializer=self.kernel_initializer,
         )
-        self.build_cache()
-        self.built = True
 
     def map_vectors(self, token_ids):
         """The map step: `(..., map_dim)` vectors of in-range int32 ids."""
@@ -308,8 +296,12 @@ class DeFINEEmbedding(CompressedEmbedding):
         return ops.reshape(norm_layer(grouped), (*leading_shape, width))
 
     def embed(self, token_ids, training=None):
-        mapped = ops.cast(self.map_vectors(token_ids), self.compute_dtype)
-        return self.reduce_layer(self.expand(mapped, training=training))
+        # The group layers and `reduce` work on a batch of vectors: flatten
+        # the ids (of any rank, a single id included) and restore the shape.
+        flat_ids = ops.reshape(token_ids, (-1,))
+        mapped = ops.cast(self.map_vectors(flat_ids), self.compute_dtype)
+        vectors = self.reduce_layer(self.expand(mapped, training=training))
+        return ops.reshape(vectors, (*ops.shape(token_ids), self.output_dim))
 
     def logits(self, hidden):
         hidden = ops.convert_to_tensor(hidden, dtype=self.compute_dtype)

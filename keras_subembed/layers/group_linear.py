@@ -3,7 +3,8 @@
 import keras
 from keras import ops
 
-from keras_subembed.layers.compressed_embedding import check_positive_int
+from keras_subembed.checks import check_bool
+from keras_subembed.checks import check_positive_int
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")
@@ -26,10 +27,10 @@ class GroupLinear(keras.layers.Layer):
         kernel_initializer, bias_initializer, kernel_regularizer: as `Dense`.
 
     Example:
-    >>> layer = GroupLinear(96, groups=4)
-    >>> layer(np.ones((2, 5, 64))).shape
-    TensorShape([2, 5, 96])
-    >>> layer.kernel.shape
+    >>> layer = keras_subembed.layers.GroupLinear(96, groups=4)
+    >>> tuple(layer(np.ones((2, 5, 64))).shape)
+    (2, 5, 96)
+    >>> tuple(layer.kernel.shape)
     (4, 16, 24)
     """
 
@@ -51,7 +52,7 @@ class GroupLinear(keras.layers.Layer):
                 f"`units` must be divisible by `groups`. Received: units={units}, "
                 f"groups={groups}"
             )
-        self.use_bias = use_bias
+        self.use_bias = check_bool("use_bias", use_bias)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)

@@ -11,14 +11,18 @@ Every random quantity of an `ALONEEmbedding` is a pure function of integers:
 `mix` is Wellons' `lowbias32` hash on int32, written with `bitwise_xor`,
 `right_shift`, `mod` and wrapping int32 multiply only -- all TFLite builtins
 (`bitwise_and` is not one) -- so the graph, XLA and TFLite compute the same
-bits, and the NumPy reference (`*_numpy`) reproduces them on any machine.
+bits. Run eagerly, the same functions give the stored mode's weights and the
+seed's keys: there is one implementation of each formula (the tests hold an
+independent NumPy reference).
 
 Filters are summed in integers and scaled once at the end, so they are
 bit-identical in every runtime, whatever order a compiler sums in.
 """
 
+import contextlib
 import types
 
+import keras
 import numpy as np
 from keras import ops
 
@@ -41,18 +45,6 @@ def _as_int32(value):
     return int(np.array(value, dtype=np.uint32).view(np.int32))
 
 
-def mix_numpy(values):
-    """`lowbias32` on uint32 (the reference the graph version must match)."""
-    x = np.asarray(values).astype(np.uint32)
-    with np.errstate(over="ignore"):
-        x ^= x >> np.uint32(16)
-        x *= np.uint32(_MULTIPLIER_1)
-        x ^= x >> np.uint32(15)
-        x *= np.uint32(_MULTIPLIER_2)
-        x ^= x >> np.uint32(16)
-    return x.view(np.int32)
-
-
 def _logical_right_shift(x, bits):
     # right_shift on int32 is arithmetic; taking the result mod 2^(32-bits)
     # clears the copied sign bits, like a logical shift, without bitwise_and.
@@ -68,16 +60,33 @@ def mix(x):
     return ops.bitwise_xor(x, _logical_right_shift(x, 16))
 
 
+def _mix_now(values):
+    """`mix` of uint32 `values`, run eagerly: int32 NumPy results."""
+    values = np.asarray(values, dtype=np.uint32).view(np.int32)
+    with _eager_scope():
+        return ops.convert_to_numpy(mix(ops.convert_to_tensor(values, dtype="int32")))
+
+
+def _eager_scope():
+    # Keys are layer constants: compute them eagerly even when a layer is
+    # created while a tf.function traces.
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        return tf.init_scope()
+    return contextlib.nullcontext()
+
+
 def filter_keys(seed, num_source_matrices, base_dim):
     """The int32 constants derived from a seed (M + D0 values at most)."""
     seed = np.uint32(seed)
 
     def salts(count, purpose):
-        key = mix_numpy(seed ^ np.uint32(purpose)).view(np.uint32)
-        return mix_numpy(np.arange(count, dtype=np.uint32) ^ key)
+        key = _mix_now(seed ^ np.uint32(purpose)).view(np.uint32)
+        return _mix_now(np.arange(count, dtype=np.uint32) ^ key)
 
     return types.SimpleNamespace(
-        rows=int(mix_numpy(seed ^ np.uint32(_ROW_PURPOSE))),
+        rows=int(_mix_now(seed ^ np.uint32(_ROW_PURPOSE))),
         row_salts=salts(num_source_matrices, _ROW_SALT_PURPOSE),
         entry_salts=salts(num_source_matrices, _ENTRY_SALT_PURPOSE),
         columns=salts(base_dim, _COLUMN_PURPOSE),
@@ -93,12 +102,6 @@ def row_choices(token_ids, keys, source_columns):
     return ops.mod(mix(salted), source_columns)
 
 
-def row_choices_numpy(token_ids, keys, source_columns):
-    token_hash = mix_numpy(np.asarray(token_ids).astype(np.uint32) ^ np.uint32(keys.rows))
-    salted = token_hash.astype(np.uint32)[..., None] ^ keys.row_salts.astype(np.uint32)
-    return mix_numpy(salted).astype(np.int64) % source_columns
-
-
 def source_entries(rows, keys):
     """int32 `(..., M, D0)` hashes of the entries of the chosen rows `(..., M)`."""
     row_hash = mix(ops.bitwise_xor(rows, ops.convert_to_tensor(keys.entry_salts)))
@@ -106,24 +109,26 @@ def source_entries(rows, keys):
     return mix(ops.bitwise_xor(ops.expand_dims(row_hash, -1), columns))
 
 
-def source_entries_numpy(rows, keys):
-    row_hash = mix_numpy(np.asarray(rows).astype(np.uint32) ^ keys.entry_salts.astype(np.uint32))
-    return mix_numpy(row_hash.astype(np.uint32)[..., None] ^ keys.columns.astype(np.uint32))
-
-
-def source_matrices_numpy(keys, source_columns, filter_kind, threshold):
-    """All source entries `(M * c, D0)`, matrix-major (row r of matrix i at i*c + r)."""
-    rows = np.broadcast_to(
-        np.arange(source_columns)[:, None], (source_columns, len(keys.entry_salts))
-    )
-    entries = entry_values_numpy(source_entries_numpy(rows, keys), filter_kind, threshold)
-    return entries.transpose(1, 0, 2).reshape(-1, entries.shape[-1])
-
-
 def bernoulli_threshold(zero_probability, num_source_matrices):
     """Integer threshold so that each of M bits is 1 with p = 1 - p0^(1/M)."""
     one_probability = 1.0 - zero_probability ** (1.0 / num_source_matrices)
     return int(round(one_probability * 2**BERNOULLI_BITS))
+
+
+def check_threshold(threshold, zero_probability, num_source_matrices):
+    """`ValueError` when `p0` makes every binary bit the same (degenerate filters)."""
+    if 0 < threshold < 2**BERNOULLI_BITS:
+        return
+    resolution = 2.0**-BERNOULLI_BITS
+    # threshold = round((1 - p0^(1/M)) * 2^24) must stay in [1, 2^24 - 1].
+    lowest = (0.5 * resolution) ** num_source_matrices
+    highest = (1 - 0.5 * resolution) ** num_source_matrices
+    outcome = "all-zero filters" if threshold <= 0 else "identical filters for every id"
+    raise ValueError(
+        f"`p0`={zero_probability!r} with num_source_matrices={num_source_matrices} "
+        f"gives {outcome} (bits are drawn at {BERNOULLI_BITS}-bit resolution). "
+        f"Use p0 in ({lowest:.6g}, {highest:.10g})."
+    )
 
 
 def entry_values(entry_hashes, filter_kind, threshold):
@@ -135,14 +140,6 @@ def entry_values(entry_hashes, filter_kind, threshold):
         ops.mod(ops.right_shift(entry_hashes, 8 * byte), 256) for byte in range(4)
     )
     return byte_sum - BYTE_SUM_CENTRE
-
-
-def entry_values_numpy(entry_hashes, filter_kind, threshold):
-    unsigned = np.asarray(entry_hashes).view(np.uint32).astype(np.int64)
-    if filter_kind == "binary":
-        return (unsigned % 2**BERNOULLI_BITS < threshold).astype(np.int32)
-    byte_sum = sum((unsigned >> (8 * byte)) % 256 for byte in range(4))
-    return (byte_sum - BYTE_SUM_CENTRE).astype(np.int32)
 
 
 def combine_entries(entries, filter_kind, num_source_matrices):
@@ -158,9 +155,3 @@ def combine_entries(entries, filter_kind, num_source_matrices):
     return ops.cast(total, "float32") * np.float32(scale)
 
 
-def combine_entries_numpy(entries, filter_kind, num_source_matrices):
-    total = np.asarray(entries).astype(np.int64).sum(axis=-2)
-    if filter_kind == "binary":
-        return np.minimum(total, 1).astype(np.float32)
-    scale = np.float32(1.0 / np.sqrt(num_source_matrices * BYTE_SUM_VARIANCE))
-    return total.astype(np.float32) * scale

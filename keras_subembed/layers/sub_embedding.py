@@ -6,20 +6,22 @@ from keras import ops
 
 from keras_subembed.assignment.clustered import check_embedding_table
 from keras_subembed.assignment.clustered import clustered_codes
+from keras_subembed.assignment.code_space import check_rows_limit
 from keras_subembed.assignment.code_space import check_rows_per_table
+from keras_subembed.assignment.code_space import decode_slots
 from keras_subembed.assignment.code_space import smallest_code_dtype
-from keras_subembed.assignment.digits import digit_codes
 from keras_subembed.assignment.random_codes import random_codes
 from keras_subembed.assignment.reconstruction import least_squares_sub_tables
 from keras_subembed.assignment.validation import check_codes
 from keras_subembed.assignment.validation import check_reserved_codes
 from keras_subembed.assignment.validation import check_reserved_ids
+from keras_subembed.checks import check_positive_int
+from keras_subembed.checks import check_seed
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
-from keras_subembed.layers.compressed_embedding import check_positive_int
-from keras_subembed.layers.compressed_embedding import input_dependent_zero
+from keras_subembed.layers.compressed_embedding import hide_from_constant_folding
 
-_INT32_MAX = 2**31 - 1
 _DEFAULT_NUM_TABLES = 3
+_ASSIGNMENTS = ("digits", "random", "explicit")
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")
@@ -42,7 +44,9 @@ class SubEmbedding(CompressedEmbedding):
 
     Random and explicit codes are kept in a non-trainable weight `codes` of the
     smallest integer dtype that holds them (uint8 for M <= 256), saved with
-    the model.
+    the model. Like `keras.layers.Embedding`'s weights, explicit codes are
+    not part of `get_config()` (it records `assignment="explicit"`): they come
+    back with the saved weights.
 
     **Reserved ids.** The j-th id of `reserved_ids` (pad, cls, sep, mask...)
     gets code `(j, j, ..., j)`, and rows `0 .. R-1` of table 0 are used by no
@@ -70,6 +74,9 @@ class SubEmbedding(CompressedEmbedding):
             smallest M that gives every id a distinct code (for explicit
             codes: their maximum + 1).
         assignment: `"digits"`, `"random"`, or an int array `(V, K)`.
+            `"explicit"` (with `num_tables` and `rows_per_table`) makes a
+            layer whose codes are loaded afterwards with the saved weights,
+            as `from_config` does.
         seed: int. Seed of the `"random"` assignment. Drawn at random and
             recorded in the config when `None`.
         reserved_ids: sequence of token ids that get reserved codes.
@@ -82,10 +89,12 @@ class SubEmbedding(CompressedEmbedding):
 
     Example:
     >>> layer = keras_subembed.layers.SubEmbedding(50_265, 512, num_tables=3)
-    >>> layer(np.array([[0, 7, 50_264]])).shape
-    TensorShape([1, 3, 512])
+    >>> tuple(layer(np.array([[0, 7, 50_264]])).shape)
+    (1, 3, 512)
     >>> layer.rows_per_table, layer.compression_report().trainable_params
     (37, 18944)
+    >>> tuple(layer(np.ones((2, 512), "float32"), reverse=True).shape)
+    (2, 50265)
     """
 
     def __init__(
@@ -110,10 +119,16 @@ class SubEmbedding(CompressedEmbedding):
         self.reserved_ids = check_reserved_ids(reserved_ids, self.input_dim)
         explicit_codes = None
         if isinstance(assignment, str):
-            if assignment not in ("digits", "random"):
+            if assignment not in _ASSIGNMENTS:
                 raise ValueError(
                     '`assignment` must be "digits", "random" or an integer '
                     f"array of codes. Received: assignment={assignment!r}"
+                )
+            if assignment == "explicit" and (num_tables is None or rows_per_table is None):
+                raise ValueError(
+                    '`assignment="explicit"` (codes loaded later with the saved '
+                    "weights) needs `num_tables` and `rows_per_table`. Pass the "
+                    "codes array as `assignment` to give them now."
                 )
         else:
             explicit_codes = check_codes(assignment, num_ids=self.input_dim)
@@ -129,21 +144,25 @@ class SubEmbedding(CompressedEmbedding):
                 f"output_dim={output_dim}"
             )
         self.rows_per_table = self._resolve_rows_per_table(
-            rows_per_table, explicit_codes
+            rows_per_table, assignment, explicit_codes
         )
-        self.seed = self._resolve_seed(seed, assignment)
+        if seed is not None or (isinstance(assignment, str) and assignment == "random"):
+            seed = check_seed(seed)
+        self.seed = seed
+        # Only random and explicit codes are stored; digits are computed.
+        self._initial_codes = None
         if explicit_codes is not None:
             self.assignment = "explicit"
-            self._code_array = check_codes(
+            self._initial_codes = check_codes(
                 explicit_codes,
                 self.rows_per_table,
                 self.input_dim,
                 self.num_tables,
             )
-            check_reserved_codes(self._code_array, self.reserved_ids)
+            check_reserved_codes(self._initial_codes, self.reserved_ids)
         elif assignment == "random":
             self.assignment = "random"
-            self._code_array = random_codes(
+            self._initial_codes = random_codes(
                 self.input_dim,
                 self.rows_per_table,
                 self.num_tables,
@@ -151,8 +170,9 @@ class SubEmbedding(CompressedEmbedding):
                 self.seed,
             )
         else:
-            self.assignment = "digits"
-            self._code_array = None
+            self.assignment = assignment
+        # True until explicit codes given as "explicit" come from saved weights.
+        self._codes_pending = explicit_codes is None and self.assignment == "explicit"
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
         self.embeddings_regularizer = keras.regularizers.get(embeddings_regularizer)
         self.embeddings_constraint = keras.constraints.get(embeddings_constraint)
@@ -184,7 +204,10 @@ class SubEmbedding(CompressedEmbedding):
 
         Example:
         >>> table = np.random.default_rng(0).normal(size=(1000, 32))
-        >>> layer = SubEmbedding.from_pretrained(table, num_tables=2, rows_per_table=40)
+        >>> layer = keras_subembed.layers.SubEmbedding.from_pretrained(
+        ...     table, num_tables=2, rows_per_table=40)
+        >>> tuple(layer.embedding_table().shape)
+        (1000, 32)
         """
         table = check_embedding_table(table, name="table")
         num_ids, width = table.shape
@@ -198,8 +221,10 @@ class SubEmbedding(CompressedEmbedding):
                 f"`output_dim={kwargs['output_dim']}` does not match the table's "
                 f"width {width}."
             )
-        num_tables = _DEFAULT_NUM_TABLES if num_tables is None else num_tables
-        if assignment == "clustered":
+        if not isinstance(assignment, str):
+            pass  # explicit codes: checked by the constructor
+        elif assignment == "clustered":
+            num_tables = _DEFAULT_NUM_TABLES if num_tables is None else num_tables
             assignment = clustered_codes(
                 table,
                 num_tables,
@@ -211,8 +236,8 @@ class SubEmbedding(CompressedEmbedding):
             )
         elif assignment not in ("digits", "random"):
             raise ValueError(
-                '`assignment` must be "clustered", "digits" or "random". '
-                f"Received: assignment={assignment!r}"
+                '`assignment` must be "clustered", "digits", "random" or an '
+                f"integer array of codes. Received: assignment={assignment!r}"
             )
         layer = cls(
             num_tables=num_tables,
@@ -223,12 +248,13 @@ class SubEmbedding(CompressedEmbedding):
             **kwargs,
         )
         layer.build()
-        if layer.codes is None:
-            codes = digit_codes(
-                num_ids, layer.rows_per_table, layer.num_tables, layer.reserved_ids
-            )
-        else:
-            codes = np.asarray(layer.codes).astype(np.int64)
+        codes = np.stack(
+            [
+                ops.convert_to_numpy(column)
+                for column in layer.token_codes(np.arange(num_ids, dtype="int32"))
+            ],
+            axis=1,
+        )
         fitted = least_squares_sub_tables(
             table, codes, layer.rows_per_table, layer.sub_widths
         )
@@ -236,24 +262,26 @@ class SubEmbedding(CompressedEmbedding):
             variable.assign(value)
         return layer
 
-    def _resolve_rows_per_table(self, rows_per_table, explicit_codes):
+    def _resolve_rows_per_table(self, rows_per_table, assignment, explicit_codes):
         if explicit_codes is None:
+            if isinstance(assignment, str) and assignment == "explicit":
+                return check_rows_limit(check_positive_int("rows_per_table", rows_per_table))
             return check_rows_per_table(
                 rows_per_table, self.input_dim, self.num_tables, len(self.reserved_ids)
             )
-        if rows_per_table is None:
-            return int(explicit_codes.max()) + 1
-        return check_positive_int("rows_per_table", rows_per_table)
-
-    @staticmethod
-    def _resolve_seed(seed, assignment):
-        if seed is None:
-            if isinstance(assignment, str) and assignment == "random":
-                return int(np.random.SeedSequence().entropy % _INT32_MAX)
-            return None
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise ValueError(f"`seed` must be an int or None. Received: seed={seed!r}")
-        return int(seed)
+        if rows_per_table is not None:
+            return check_rows_limit(check_positive_int("rows_per_table", rows_per_table))
+        largest = int(explicit_codes.max())
+        # Each table uses at most input_dim distinct rows, so larger codes only
+        # waste (possibly unallocatable) memory; they need renumbering.
+        if largest >= max(self.input_dim, len(self.reserved_ids) + 1):
+            raise ValueError(
+                f"The codes in `assignment` go up to {largest}: the sub-tables "
+                f"would need {largest + 1} rows, more than the input_dim="
+                f"{self.input_dim} ids can use. Renumber the codes of each table "
+                "densely, or pass `rows_per_table` explicitly."
+            )
+        return largest + 1
 
     @property
     def sub_widths(self):
@@ -261,9 +289,7 @@ class SubEmbedding(CompressedEmbedding):
         base, extra = divmod(self.output_dim, self.num_tables)
         return [base + 1] * extra + [base] * (self.num_tables - extra)
 
-    def build(self, input_shape=None):
-        if self.built:
-            return
+    def build_weights(self, input_shape=None):
         self.sub_tables = [
             self.add_weight(
                 name=f"sub_table_{k}",
@@ -275,65 +301,75 @@ class SubEmbedding(CompressedEmbedding):
             )
             for k, width in enumerate(self.sub_widths)
         ]
-        if self._code_array is not None:
-            code_array = self._code_array
+        if self.assignment == "digits":
+            return
+        initial_codes = self._initial_codes
 
-            def initial_codes(shape, dtype=None):
-                return ops.convert_to_tensor(code_array, dtype=dtype)
+        def codes_initializer(shape, dtype=None):
+            if initial_codes is None:  # loaded afterwards with the saved weights
+                return ops.zeros(shape, dtype=dtype)
+            return ops.convert_to_tensor(initial_codes, dtype=dtype)
 
-            self.codes = self.add_weight(
-                name="codes",
-                shape=code_array.shape,
-                dtype=smallest_code_dtype(self.rows_per_table),
-                initializer=initial_codes,
-                trainable=False,
+        self.codes = self.add_weight(
+            name="codes",
+            shape=(self.input_dim, self.num_tables),
+            dtype=smallest_code_dtype(self.rows_per_table),
+            initializer=codes_initializer,
+            trainable=False,
+        )
+
+    def load_own_variables(self, store):
+        super().load_own_variables(store)
+        self._codes_pending = False
+
+    def set_weights(self, weights):
+        super().set_weights(weights)
+        self._codes_pending = False
+
+    def _stored_codes(self):
+        if self._codes_pending:
+            raise ValueError(
+                f"Layer '{self.name}' has assignment='explicit' but its codes were "
+                "never loaded: a config does not hold them. Load the saved model "
+                "or weights (`keras.saving.load_model`, `load_weights`, "
+                "`set_weights`), or pass the codes array as `assignment`."
             )
-        self.build_cache()
-        self.built = True
+        return self.codes
 
     def token_codes(self, token_ids):
-        """The K row indices (int32 tensors shaped like `token_ids`) of in-range ids."""
+        """The K code columns (int32 tensors shaped like `token_ids`) of in-range ids."""
         if not self.built:
             self.build()
         if self.codes is not None:
-            codes = ops.cast(ops.take(self.codes, token_ids, axis=0), "int32")
+            codes = ops.cast(ops.take(self._stored_codes(), token_ids, axis=0), "int32")
             return ops.unstack(codes, self.num_tables, axis=-1)
-        return self._digit_codes(token_ids)
+        return self._digit_codes(ops.convert_to_tensor(token_ids, dtype="int32"))
 
     def _digit_codes(self, token_ids):
-        rows = self.rows_per_table
         num_reserved = len(self.reserved_ids)
-        slots = token_ids
-        if num_reserved:
-            reserved = ops.convert_to_tensor(self.reserved_ids, dtype="int32")
-            matches = ops.equal(ops.expand_dims(token_ids, axis=-1), reserved)
-            is_reserved = ops.any(matches, axis=-1)
-            reserved_slot = ops.sum(
-                ops.cast(matches, "int32") * ops.arange(num_reserved, dtype="int32"),
-                axis=-1,
-            )
-            reserved_before = ops.sum(
-                ops.cast(ops.greater(ops.expand_dims(token_ids, -1), reserved), "int32"),
-                axis=-1,
-            )
-            slots = token_ids - reserved_before
-        codes = [num_reserved + ops.mod(slots, rows - num_reserved)]
-        rest = ops.floor_divide(slots, rows - num_reserved)
-        for table in range(1, self.num_tables):
-            stride = (rows - num_reserved) * rows ** (table - 1)
-            if stride > _INT32_MAX:
-                codes.append(ops.zeros_like(token_ids))
-            else:
-                divisor = rows ** (table - 1)
-                codes.append(ops.mod(ops.floor_divide(rest, divisor), rows))
-        if num_reserved:
-            codes = [ops.where(is_reserved, reserved_slot, code) for code in codes]
-        return codes
+        if not num_reserved:
+            return decode_slots(token_ids, self.rows_per_table, self.num_tables)
+        # Ordinary ids are numbered by rank: their id minus the reserved ids below.
+        reserved = ops.convert_to_tensor(self.reserved_ids, dtype="int32")
+        matches = ops.equal(ops.expand_dims(token_ids, axis=-1), reserved)
+        is_reserved = ops.any(matches, axis=-1)
+        reserved_slot = ops.sum(
+            ops.cast(matches, "int32") * ops.arange(num_reserved, dtype="int32"),
+            axis=-1,
+        )
+        reserved_before = ops.sum(
+            ops.cast(ops.greater(ops.expand_dims(token_ids, -1), reserved), "int32"),
+            axis=-1,
+        )
+        codes = decode_slots(
+            token_ids - reserved_before, self.rows_per_table, self.num_tables, num_reserved
+        )
+        return [ops.where(is_reserved, reserved_slot, code) for code in codes]
 
     def embed(self, token_ids, training=None):
-        rows = self.token_codes(token_ids)
+        codes = self.token_codes(token_ids)
         parts = [
-            ops.take(table, row, axis=0) for table, row in zip(self.sub_tables, rows)
+            ops.take(table, column, axis=0) for table, column in zip(self.sub_tables, codes)
         ]
         return ops.concatenate(parts, axis=-1)
 
@@ -354,14 +390,13 @@ class SubEmbedding(CompressedEmbedding):
         if self.codes is None:
             flat_logits = self._digit_logits(scores)
         else:
-            flat_logits = self._gathered_logits(scores, input_dependent_zero(flat))
+            # Unfoldable, the int32 copy of the codes is computed at run time
+            # instead of stored in a .tflite file at 4x the codes' size.
+            codes = hide_from_constant_folding(self._stored_codes(), flat)
+            flat_logits = self._gathered_logits(scores, codes)
         return ops.reshape(flat_logits, (*leading_shape, self.input_dim))
 
-    def _gathered_logits(self, scores, zero):
-        # XOR with an input-dependent 0 before the cast keeps the converter
-        # from folding int32 copies of the codes (4x their stored size) into
-        # the .tflite file.
-        codes = ops.bitwise_xor(self.codes, ops.cast(zero, self.codes.dtype))
+    def _gathered_logits(self, scores, codes):
         codes = ops.cast(codes, "int32")
         code_columns = ops.unstack(codes, self.num_tables, axis=1)
         total = None
@@ -372,6 +407,29 @@ class SubEmbedding(CompressedEmbedding):
         return ops.transpose(total)
 
     def _digit_logits(self, scores):
+        num_reserved = len(self.reserved_ids)
+        if self.input_dim == num_reserved:
+            ordinary = None  # every id is reserved: no outer sum to build
+        else:
+            ordinary = self._ordinary_digit_logits(scores)
+        if not num_reserved:
+            return ordinary
+        reserved_logits = sum(score[:, :num_reserved] for score in scores)
+        # Interleave: ordinary logits in rank order, each reserved id at its place.
+        # Empty slices are skipped (TFLite reads an empty `x[:, 0:0]` as `x`).
+        pieces, start = [], 0
+        for position, token in enumerate(sorted(self.reserved_ids)):
+            slot = self.reserved_ids.index(token)
+            end = token - position
+            if end > start:
+                pieces.append(ordinary[:, start:end])
+            pieces.append(reserved_logits[:, slot : slot + 1])
+            start = end
+        if start < self.input_dim - num_reserved:
+            pieces.append(ordinary[:, start:])
+        return ops.concatenate(pieces, axis=-1)
+
+    def _ordinary_digit_logits(self, scores):
         # Digit codes enumerate the code space in order, so the logits of all
         # ordinary slots are an outer sum of the K score vectors, flattened.
         num_reserved = len(self.reserved_ids)
@@ -391,43 +449,25 @@ class SubEmbedding(CompressedEmbedding):
             score = scores[table]
             if table == 0 and num_reserved:
                 score = score[:, num_reserved:]
-            rows = num_rows - num_reserved if table == 0 else num_rows
+            table_rows = num_rows - num_reserved if table == 0 else num_rows
             outer = ops.reshape(
                 ops.expand_dims(outer, -1) + ops.expand_dims(score, -2),
-                (-1, width * rows),
+                (-1, width * table_rows),
             )
-            width *= rows
+            width *= table_rows
         if self.num_tables == 1 and num_reserved:
             outer = outer[:, num_reserved:]
-        ordinary = outer[:, : self.input_dim - num_reserved]
-        if not num_reserved:
-            return ordinary
-        reserved_logits = sum(score[:, :num_reserved] for score in scores)
-        # Interleave: ordinary logits in rank order, each reserved id at its place.
-        # Empty slices are skipped (TFLite reads an empty `x[:, 0:0]` as `x`).
-        pieces, start = [], 0
-        for position, token in enumerate(sorted(self.reserved_ids)):
-            slot = self.reserved_ids.index(token)
-            end = token - position
-            if end > start:
-                pieces.append(ordinary[:, start:end])
-            pieces.append(reserved_logits[:, slot : slot + 1])
-            start = end
-        if start < self.input_dim - num_reserved:
-            pieces.append(ordinary[:, start:])
-        return ops.concatenate(pieces, axis=-1)
+        return outer[:, :num_ordinary]
 
     def get_config(self):
         config = super().get_config()
-        if self.assignment == "explicit":
-            assignment = self._code_array.tolist()
-        else:
-            assignment = self.assignment
         config.update(
             {
                 "num_tables": self.num_tables,
                 "rows_per_table": self.rows_per_table,
-                "assignment": assignment,
+                # Explicit codes are weights (the `codes` variable), not config;
+                # the shape is (input_dim, num_tables).
+                "assignment": self.assignment,
                 "seed": self.seed,
                 "reserved_ids": list(self.reserved_ids),
                 "embeddings_initializer": keras.initializers.serialize(

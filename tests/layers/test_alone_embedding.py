@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from keras_subembed.layers import ALONEEmbedding
 from keras_subembed.layers import random_filters
+from tests.layers import random_filters_reference
 from tests.layers.layer_contract import assert_keras_file_reloads_in_fresh_process
 from tests.layers.layer_contract import assert_masked_lm_head_trains
 from tests.layers.layer_contract import assert_tflite_matches_keras
@@ -54,11 +55,7 @@ def make_layer(filter="binary", vocab=VOCAB, width=WIDTH, **kwargs):
 
 
 def numpy_filters(layer, ids):
-    rows = random_filters.row_choices_numpy(ids, layer._keys, layer.source_columns)
-    entries = random_filters.entry_values_numpy(
-        random_filters.source_entries_numpy(rows, layer._keys), layer.filter, layer._threshold
-    )
-    return random_filters.combine_entries_numpy(entries, layer.filter, layer.num_source_matrices)
+    return random_filters_reference.filters(layer, ids)
 
 
 def numpy_embeddings(layer, ids):
@@ -72,7 +69,7 @@ def numpy_embeddings(layer, ids):
 
 def test_hash_matches_numpy_reference_on_edge_values_eager_and_xla():
     values = np.array([0, 1, 2, 12345, 2**31 - 1, -(2**31), -1, -12345], dtype=np.int32)
-    want = random_filters.mix_numpy(values.view(np.uint32))
+    want = random_filters_reference.mix(values.view(np.uint32))
     np.testing.assert_array_equal(random_filters.mix(tf.constant(values)), want)
     xla = tf.function(random_filters.mix, jit_compile=True)(tf.constant(values))
     np.testing.assert_array_equal(xla, want)

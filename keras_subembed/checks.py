@@ -1,0 +1,75 @@
+"""Argument checks shared by the whole package: one rule for each kind of argument.
+
+Each check returns the value as a plain Python `int`, `float` or `bool`, or
+raises a `ValueError` naming the argument and the value received. NumPy
+scalars (`np.int64(2)`, `np.float32(0.5)`, `np.bool_(True)`) are accepted
+wherever the Python type is, as Keras accepts them.
+"""
+
+import numbers
+
+import numpy as np
+
+SEED_LIMIT = 2**32
+
+
+def _is_integer(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def check_positive_int(name, value):
+    """`value` as an int; `ValueError` naming `name` unless it is a positive integer."""
+    if not _is_integer(value) or value <= 0:
+        raise ValueError(
+            f"`{name}` must be a positive integer. "
+            f"Received: {name}={value!r} (of type {type(value).__name__})."
+        )
+    return int(value)
+
+
+def check_bool(name, value):
+    """`value` as a bool; `ValueError` naming `name` unless it is one."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"`{name}` must be a bool. Received: {name}={value!r}")
+    return bool(value)
+
+
+def check_seed(seed, name="seed"):
+    """A seed in [0, 2**32); drawn at random when `None` (record it in the config)."""
+    if seed is None:
+        return int(np.random.SeedSequence().entropy % SEED_LIMIT)
+    if not _is_integer(seed) or not 0 <= seed < SEED_LIMIT:
+        raise ValueError(
+            f"`{name}` must be an int in [0, 2**32) or None. Received: {name}={seed!r}"
+        )
+    return int(seed)
+
+
+def check_rate(name, value):
+    """A dropout-like rate in [0, 1) as a float."""
+    if not _is_real(value) or not 0 <= value < 1:
+        raise ValueError(f"`{name}` must be a float in [0, 1). Received: {name}={value!r}")
+    return float(value)
+
+
+def check_open_probability(name, value):
+    """A probability strictly between 0 and 1 as a float."""
+    if not _is_real(value) or not 0 < value < 1:
+        raise ValueError(
+            f"`{name}` must be a probability strictly between 0 and 1. "
+            f"Received: {name}={value!r}"
+        )
+    return float(value)
+
+
+def check_choice(name, value, choices):
+    """`value` if it is one of `choices` (strings or None), else `ValueError`."""
+    if not any(value is choice or (isinstance(value, str) and value == choice)
+               for choice in choices):
+        shown = " or ".join("None" if c is None else f'"{c}"' for c in choices)
+        raise ValueError(f"`{name}` must be {shown}. Received: {name}={value!r}")
+    return value

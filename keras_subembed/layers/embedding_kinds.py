@@ -1,0 +1,92 @@
+"""The registry of token-embedding kinds: the one place a new kind is added.
+
+Models, export, the command line and the examples look kinds up here by short
+name. A kind is a layer class (with tied logits, `call(x, reverse=True)`) and
+default constructor arguments. The compressed layers of this package are
+registered below; higher floors register theirs (the models floor adds the
+dense `"embedding"` baseline, keras-hub's `ReversibleEmbedding`) so that
+this module needs nothing above it.
+
+What a kind can do is read from its class, beside `tied_to_table`:
+`freeze_speeds_up` (see `CompressedEmbedding`).
+
+Example:
+>>> kind = EMBEDDING_KINDS["sub"]
+>>> kind.cls.__name__, kind.cls.freeze_speeds_up
+('SubEmbedding', False)
+>>> layer = make_embedding("alone", input_dim=1000, output_dim=16, seed=1)
+>>> embedding_kind_name(layer)
+'alone'
+"""
+
+import dataclasses
+import types
+
+import keras
+
+from keras_subembed.layers.alone_embedding import ALONEEmbedding
+from keras_subembed.layers.define_embedding import DeFINEEmbedding
+from keras_subembed.layers.sub_embedding import SubEmbedding
+
+
+@dataclasses.dataclass(frozen=True)
+class EmbeddingKind:
+    """A layer class and the constructor arguments it gets unless overridden."""
+
+    cls: type
+    defaults: types.MappingProxyType
+
+
+EMBEDDING_KINDS = {}
+
+
+def register_embedding_kind(name, cls, defaults=None):
+    """Add (or re-register identically) a kind under the short name `name`.
+
+    Args:
+        name: str. The short name (e.g. `"sub"`).
+        cls: a `keras.layers.Layer` subclass taking `input_dim` and
+            `output_dim` and supporting `call(hidden, reverse=True)`.
+        defaults: dict of constructor arguments applied unless given.
+
+    Returns the registered `EmbeddingKind`.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"`name` must be a non-empty string. Received: name={name!r}")
+    if not (isinstance(cls, type) and issubclass(cls, keras.layers.Layer)):
+        raise ValueError(
+            f"`cls` must be a keras.layers.Layer subclass. Received: cls={cls!r}"
+        )
+    kind = EmbeddingKind(cls, types.MappingProxyType(dict(defaults or {})))
+    existing = EMBEDDING_KINDS.get(name)
+    if existing is not None and existing != kind:
+        raise ValueError(
+            f"Embedding kind {name!r} is already registered as "
+            f"{existing.cls.__name__} with defaults {dict(existing.defaults)}."
+        )
+    EMBEDDING_KINDS[name] = kind
+    return kind
+
+
+def make_embedding(name, **kwargs):
+    """A new layer of kind `name`: its defaults, overridden by `kwargs`."""
+    if name not in EMBEDDING_KINDS:
+        raise ValueError(
+            f"Unknown embedding kind {name!r}. Registered kinds: "
+            f"{sorted(EMBEDDING_KINDS)}."
+        )
+    kind = EMBEDDING_KINDS[name]
+    return kind.cls(**{**kind.defaults, **kwargs})
+
+
+def embedding_kind_name(layer):
+    """The short name whose class is exactly `type(layer)`, or `None`."""
+    for name, kind in EMBEDDING_KINDS.items():
+        if type(layer) is kind.cls:
+            return name
+    return None
+
+
+register_embedding_kind("sub", SubEmbedding)
+register_embedding_kind("alone", ALONEEmbedding)
+register_embedding_kind("define", DeFINEEmbedding)

@@ -1,0 +1,196 @@
+"""Issue 14, layer side: the kind registry, capabilities, the base build(), configs, docs."""
+
+import doctest
+import json
+import warnings
+import zipfile
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+import keras_subembed
+from keras_subembed.layers import ALONEEmbedding
+from keras_subembed.layers import CompressedEmbedding
+from keras_subembed.layers import DeFINEEmbedding
+from keras_subembed.layers import EMBEDDING_KINDS
+from keras_subembed.layers import SubEmbedding
+from keras_subembed.layers import alone_embedding
+from keras_subembed.layers import compressed_embedding
+from keras_subembed.layers import compression_report
+from keras_subembed.layers import define_embedding
+from keras_subembed.layers import embedding_kind_name
+from keras_subembed.layers import embedding_kinds
+from keras_subembed.layers import group_linear
+from keras_subembed.layers import make_embedding
+from keras_subembed.layers import register_embedding_kind
+from keras_subembed.layers import sub_embedding
+
+# --- registry and capabilities -----------------------------------------------------
+
+
+def test_registry_holds_the_package_kinds_with_their_capabilities():
+    classes = {name: kind.cls for name, kind in EMBEDDING_KINDS.items()}
+    assert {name: classes[name] for name in ("sub", "alone", "define")} == {
+        "sub": SubEmbedding, "alone": ALONEEmbedding, "define": DeFINEEmbedding}
+    assert [SubEmbedding.freeze_speeds_up, ALONEEmbedding.freeze_speeds_up,
+            DeFINEEmbedding.freeze_speeds_up] == [False, True, True]
+    assert [SubEmbedding.tied_to_table, ALONEEmbedding.tied_to_table,
+            DeFINEEmbedding.tied_to_table] == [True, True, False]
+
+
+def test_registering_a_kind_with_defaults_and_making_it():
+    class Dense(keras.layers.Embedding):
+        pass
+
+    try:
+        register_embedding_kind("test_dense", Dense, {"output_dim": 4})
+        register_embedding_kind("test_dense", Dense, {"output_dim": 4})  # idempotent
+        layer = make_embedding("test_dense", input_dim=10)
+        assert isinstance(layer, Dense) and layer.output_dim == 4
+        assert make_embedding("test_dense", input_dim=10, output_dim=6).output_dim == 6
+        assert embedding_kind_name(layer) == "test_dense"
+        with pytest.raises(ValueError, match="'test_dense' is already registered as Dense"):
+            register_embedding_kind("test_dense", Dense, {"output_dim": 5})
+        with pytest.raises(ValueError, match="must be a keras.layers.Layer subclass"):
+            register_embedding_kind("x", object)
+    finally:
+        EMBEDDING_KINDS.pop("test_dense", None)
+    with pytest.raises(ValueError, match=r"Unknown embedding kind 'hashing'. Registered kinds: \["):
+        make_embedding("hashing", input_dim=10)
+    assert embedding_kind_name(keras.layers.Dense(3)) is None
+
+
+# --- the base class owns build() --------------------------------------------------------
+
+
+@keras.saving.register_keras_serializable(package="keras_subembed_tests")
+class ScaledRows(CompressedEmbedding):
+    """A minimal kind: defines only build_weights, embed and logits."""
+
+    def build_weights(self, input_shape=None):
+        self.table = self.add_weight(name="table", shape=(self.input_dim, self.output_dim))
+
+    def embed(self, token_ids, training=None):
+        return 2.0 * ops.take(self.table, token_ids, axis=0)
+
+    def logits(self, hidden):
+        return ops.matmul(hidden, ops.transpose(2.0 * self.table))
+
+
+def test_a_subclass_with_only_build_weights_gets_cache_and_reloads_frozen(tmp_path):
+    layer = ScaledRows(20, 4)
+    ids = keras.Input((None,), dtype="int32")
+    model = keras.Model(ids, layer(ids))
+    assert layer.built and layer.cached_table is None
+    layer.freeze()
+    path = tmp_path / "frozen.keras"
+    model.save(path)
+    reloaded = keras.saving.load_model(path)
+    clone = reloaded.layers[-1]
+    assert clone.cached and clone.built and clone.cached_table is not None
+    np.testing.assert_array_equal(clone.cached_table, layer.cached_table)
+    batch = np.array([[0, 3, 19]])
+    np.testing.assert_array_equal(reloaded(batch), model(batch))
+
+
+# --- configs carry no weight-sized data --------------------------------------------------
+
+
+def explicit_layer():
+    codes = np.stack([np.arange(30) % 6, np.arange(30) // 6], axis=1)[::-1].copy()
+    return SubEmbedding(30, 8, assignment=codes, reserved_ids=(), name="sub"), codes
+
+
+def test_explicit_codes_stay_out_of_the_config_and_come_back_with_the_weights(tmp_path):
+    layer, codes = explicit_layer()
+    config = layer.get_config()
+    assert config["assignment"] == "explicit"
+    assert (config["num_tables"], config["rows_per_table"]) == (2, 6)
+    assert len(json.dumps(config)) < 1500
+    ids = keras.Input((None,), dtype="int32")
+    model = keras.Model(ids, layer(ids))
+    model.save(tmp_path / "m.keras")
+    reloaded = keras.saving.load_model(tmp_path / "m.keras")
+    np.testing.assert_array_equal(reloaded.layers[-1].codes, codes)
+    batch = np.arange(30)[None]
+    np.testing.assert_array_equal(reloaded(batch), model(batch))
+
+
+def test_a_config_alone_cannot_silently_use_zero_codes():
+    layer, _ = explicit_layer()
+    layer.build()
+    clone = SubEmbedding.from_config(layer.get_config())
+    with pytest.raises(ValueError, match="assignment='explicit' but its codes were never loaded"):
+        clone(np.array([1, 2]))
+    clone.set_weights(layer.get_weights())
+    np.testing.assert_array_equal(clone(np.arange(30)), layer(np.arange(30)))
+
+
+def test_old_keras_files_with_codes_in_the_config_still_load(tmp_path):
+    layer, codes = explicit_layer()
+    ids = keras.Input((None,), dtype="int32")
+    model = keras.Model(ids, layer(ids))
+    model.save(tmp_path / "new.keras")
+    # Rewrite the file as the previous version wrote it: the codes as a list.
+    with zipfile.ZipFile(tmp_path / "new.keras") as source:
+        members = {name: source.read(name) for name in source.namelist()}
+    config = json.loads(members["config.json"])
+    (sub_config,) = [item for item in config["config"]["layers"] if item["class_name"] == "SubEmbedding"]
+    sub_config["config"]["assignment"] = codes.tolist()
+    members["config.json"] = json.dumps(config).encode()
+    with zipfile.ZipFile(tmp_path / "old.keras", "w") as target:
+        for name, data in members.items():
+            target.writestr(name, data)
+    reloaded = keras.saving.load_model(tmp_path / "old.keras")
+    np.testing.assert_array_equal(reloaded.layers[-1].codes, codes)
+    batch = np.arange(30)[None]
+    np.testing.assert_array_equal(reloaded(batch), model(batch))
+    assert reloaded.layers[-1].get_config()["assignment"] == "explicit"
+
+
+def test_explicit_assignment_needs_its_shape():
+    with pytest.raises(ValueError, match='`assignment="explicit"`.*needs `num_tables` and `rows_per_table`'):
+        SubEmbedding(30, 8, assignment="explicit")
+
+
+# --- names -------------------------------------------------------------------------------
+
+
+def test_filter_kind_is_the_name_and_filter_a_deprecated_alias():
+    layer = ALONEEmbedding(50, 8, filter_kind="real", seed=1)
+    config = layer.get_config()
+    assert config["filter_kind"] == "real" and "filter" not in config
+    with pytest.warns(DeprecationWarning, match="`filter` is deprecated: use `filter_kind`"):
+        old = ALONEEmbedding(50, 8, filter="real", seed=1)
+    assert old.filter_kind == old.filter == "real"
+    old_config = {**config, "filter": config.pop("filter_kind")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        clone = ALONEEmbedding.from_config(old_config)
+        with pytest.raises(ValueError, match="`filter` must be \"binary\" or \"real\". Received: filter='x'"):
+            ALONEEmbedding(50, 8, filter="x")
+    np.testing.assert_array_equal(clone.filters(np.arange(50)), layer.filters(np.arange(50)))
+
+
+# --- docs --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "module",
+    [alone_embedding, compressed_embedding, compression_report, define_embedding,
+     embedding_kinds, group_linear, sub_embedding],
+    ids=lambda module: module.__name__.rsplit(".", 1)[-1],
+)
+def test_docstring_examples_run(module):
+    result = doctest.testmod(
+        module, extraglobs={"np": np, "keras": keras, "keras_subembed": keras_subembed},
+        optionflags=doctest.ELLIPSIS, raise_on_error=False,
+    )
+    assert result.attempted > 0
+    assert result.failed == 0
+
+
+def test_call_documents_reverse():
+    assert "reverse: bool. When True, return the tied logits" in CompressedEmbedding.call.__doc__
