@@ -39,7 +39,7 @@ def fit_alone(table, filter, ffn_dim, steps, batch, learning_rate, seed=0):
     """ALONE fitted to `table` by MSE; returns (layer, seconds, final full-table MSE)."""
     vocab, width = table.shape
     # Stored filters are bit-identical to volatile ones and cheaper to train with.
-    layer = ALONEEmbedding(vocab, width, ffn_dim=ffn_dim, filter=filter, volatile=False, seed=seed)
+    layer = ALONEEmbedding(vocab, width, ffn_dim=ffn_dim, filter_kind=filter, volatile=False, seed=seed)
     layer.build()
     schedule = keras.optimizers.schedules.CosineDecay(learning_rate, steps, alpha=0.05)
     optimizer = keras.optimizers.Adam(schedule)

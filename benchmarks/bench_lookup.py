@@ -46,7 +46,7 @@ def make_layer(name, vocab):
         return keras.layers.Embedding(vocab, WIDTH)
     if name.startswith("ALONE"):
         return layers.ALONEEmbedding(
-            vocab, WIDTH, filter=name.split()[1], volatile="stored" not in name, seed=0
+            vocab, WIDTH, filter_kind=name.split()[1], volatile="stored" not in name, seed=0
         )
     if name.startswith("DeFINE"):
         return layers.DeFINEEmbedding(vocab, WIDTH, map_dim=64, expand_dim=1024, depth=4)

@@ -1,10 +1,19 @@
-"""keras_subembed: compressed token embeddings for Keras that ship to phones."""
+"""keras_subembed: compressed token embeddings for Keras that ship to phones.
 
-__version__ = "0.1.0"
+Subpackages load on first use (`keras_subembed.layers` needs neither keras-hub
+nor the export module): `assignment`, `datasets`, `evaluation`, `export`,
+`layers`, `models`, `optimizers`.
+"""
 
-from keras_subembed import assignment  # noqa: E402
-from keras_subembed import export  # noqa: E402
-from keras_subembed import layers  # noqa: E402
-from keras_subembed import models  # noqa: E402
+import importlib
 
-__all__ = ["__version__", "assignment", "export", "layers", "models"]
+__version__ = "0.2.0"
+
+_SUBPACKAGES = ("assignment", "datasets", "evaluation", "export", "layers", "models", "optimizers")
+__all__ = ["__version__", *_SUBPACKAGES]
+
+
+def __getattr__(name):
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"keras_subembed.{name}")
+    raise AttributeError(f"module 'keras_subembed' has no attribute {name!r}")

@@ -9,9 +9,7 @@ import zipfile
 import keras
 
 from keras_subembed.layer_walk import walk_layers
-from keras_subembed.layers.alone_embedding import ALONEEmbedding
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
-from keras_subembed.layers.define_embedding import DeFINEEmbedding
 
 EMBEDDING_MODES = ("compressed", "frozen")
 
@@ -46,6 +44,8 @@ def load_model(model):
             f"Could not read a Keras model from {str(path)!r}: it is not a complete "
             ".keras (zip) file; it may be truncated or in another format."
         )
+    import keras_subembed.models  # noqa: F401 - registers every class a file may name
+
     try:
         return keras.saving.load_model(path, compile=False)
     except Exception as error:  # an unknown layer class, a foreign archive, ...
@@ -62,11 +62,7 @@ def check_embedding_mode(embedding_mode):
 
 def freeze_speeds_up(layer):
     """Whether `layer.freeze()` makes lookups faster (its class says so)."""
-    if not isinstance(layer, CompressedEmbedding):
-        return False
-    # Until every layer class declares `freeze_speeds_up`, ALONE and DeFINE are
-    # the layers whose lookups compute what freezing stores.
-    return getattr(layer, "freeze_speeds_up", isinstance(layer, (ALONEEmbedding, DeFINEEmbedding)))
+    return isinstance(layer, CompressedEmbedding) and type(layer).freeze_speeds_up
 
 
 def with_embedding_mode(model, embedding_mode):

@@ -68,15 +68,18 @@ def register_embedding_kind(name, cls, defaults=None):
     return kind
 
 
-def make_embedding(name, **kwargs):
-    """A new layer of kind `name`: its defaults, overridden by `kwargs`."""
-    if name not in EMBEDDING_KINDS:
+def make_embedding(kind, /, **kwargs):
+    """A new layer of kind `kind`: its defaults, overridden by `kwargs`.
+
+    `kind` is positional-only, so `name=` stays free for the layer's name.
+    """
+    if kind not in EMBEDDING_KINDS:
         raise ValueError(
-            f"Unknown embedding kind {name!r}. Registered kinds: "
+            f"Unknown embedding kind {kind!r}. Registered kinds: "
             f"{sorted(EMBEDDING_KINDS)}."
         )
-    kind = EMBEDDING_KINDS[name]
-    return kind.cls(**{**kind.defaults, **kwargs})
+    registered = EMBEDDING_KINDS[kind]
+    return registered.cls(**{**registered.defaults, **kwargs})
 
 
 def embedding_kind_name(layer):

@@ -4,21 +4,16 @@ import keras
 import keras_hub
 import numpy as np
 
-from keras_subembed.layers.alone_embedding import ALONEEmbedding
+from keras_subembed.checks import check_positive_int
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
-from keras_subembed.layers.compressed_embedding import check_positive_int
-from keras_subembed.layers.define_embedding import DeFINEEmbedding
-from keras_subembed.layers.sub_embedding import SubEmbedding
+from keras_subembed.layers.embedding_kinds import EMBEDDING_KINDS
+from keras_subembed.layers.embedding_kinds import embedding_kind_name
+from keras_subembed.layers.embedding_kinds import make_embedding
+from keras_subembed.layers.embedding_kinds import register_embedding_kind
 from keras_subembed.models.compressed_backbone import copy_non_embedding_weights
 from keras_subembed.models.compressed_backbone import dense_table
 from keras_subembed.models.compressed_backbone import pretrained_token_embedding
 
-EMBEDDING_KINDS = {
-    "embedding": keras_hub.layers.ReversibleEmbedding,
-    "sub": SubEmbedding,
-    "alone": ALONEEmbedding,
-    "define": DeFINEEmbedding,
-}
 
 
 # Layers with `call(hidden, reverse=True)`; keras-hub's own backbones now build
@@ -32,6 +27,14 @@ TIED_LOGIT_LAYERS = (
 
 def roberta_kernel_initializer(stddev=0.02):
     return keras.initializers.TruncatedNormal(stddev=stddev)
+
+
+# The dense baseline: keras-hub's tied embedding, initialised as RoBERTa's.
+register_embedding_kind(
+    "embedding",
+    keras_hub.layers.ReversibleEmbedding,
+    {"embeddings_initializer": {"class_name": "TruncatedNormal", "config": {"stddev": 0.02}}},
+)
 
 
 def make_token_embedding(embedding, vocabulary_size, hidden_dim, embedding_kwargs=None, dtype=None):
@@ -54,9 +57,7 @@ def make_token_embedding(embedding, vocabulary_size, hidden_dim, embedding_kwarg
         embedding_kwargs.setdefault("output_dim", hidden_dim)
         embedding_kwargs.setdefault("dtype", dtype)
         embedding_kwargs.setdefault("name", "token_embedding")
-        if embedding == "embedding":
-            embedding_kwargs.setdefault("embeddings_initializer", roberta_kernel_initializer())
-        embedding = EMBEDDING_KINDS[embedding](input_dim=vocabulary_size, **embedding_kwargs)
+        embedding = make_embedding(embedding, input_dim=vocabulary_size, **embedding_kwargs)
     elif embedding_kwargs:
         raise ValueError(
             "`embedding_kwargs` only apply when `embedding` is a short name. "
@@ -211,10 +212,7 @@ class CompressedRobertaBackbone(keras_hub.models.Backbone):
     @property
     def embedding_kind(self):
         """Short name of the token embedding (`"embedding"`, `"sub"`, ...)."""
-        for name, cls in EMBEDDING_KINDS.items():
-            if type(self.token_embedding) is cls:
-                return name
-        return type(self.token_embedding).__name__
+        return embedding_kind_name(self.token_embedding) or type(self.token_embedding).__name__
 
     def embedding_parameters(self):
         """Trainable parameters of the token embedding (and its projection, if any).
