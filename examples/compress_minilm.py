@@ -57,6 +57,7 @@ from keras_subembed import evaluation  # noqa: E402
 from keras_subembed.export import export_tflite  # noqa: E402
 from keras_subembed.models import EmbeddingDistiller  # noqa: E402
 from keras_subembed.models import SentenceEncoder  # noqa: E402
+from keras_subembed.models import SentenceEncoderPreprocessor  # noqa: E402
 from keras_subembed.models import compress_backbone  # noqa: E402
 
 RESERVED_IDS = [0, 100, 101, 102, 103]  # [PAD] [UNK] [CLS] [SEP] [MASK]
@@ -78,10 +79,10 @@ def parse_args(argv=None):
     parser.add_argument("--settings", nargs="+", default=DEFAULT_SETTINGS, choices=sorted(SETTINGS))
     parser.add_argument("--embedding-steps", type=int, default=1500,
                         help="stage 1: embedding-only steps (cheap)")
-    parser.add_argument("--steps", type=int, default=40, help="stage 2: full distillation steps")
+    parser.add_argument("--steps", type=int, default=60, help="stage 2: full distillation steps")
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--sequence-length", type=int, default=64, help="training sequence length")
-    parser.add_argument("--learning-rate", type=float, default=3e-5,
+    parser.add_argument("--sequence-length", type=int, default=32, help="training sequence length")
+    parser.add_argument("--learning-rate", type=float, default=1e-4,
                         help="stage 2 rate of the pretrained transformer")
     parser.add_argument("--embedding-learning-rate", type=float, default=2e-3,
                         help="rate of the new embedding (both stages)")
@@ -296,8 +297,8 @@ def main(argv=None):
     print(f"Loading all-MiniLM-L6-v2 from {preset}", flush=True)
     teacher_encoder = SentenceEncoder.from_preset(preset, sequence_length=EVAL_SEQUENCE_LENGTH)
     teacher, preprocessor = teacher_encoder.backbone, teacher_encoder.preprocessor
-    training_preprocessor = keras.layers.deserialize(keras.layers.serialize(preprocessor))
-    training_preprocessor.sequence_length = args.sequence_length
+    training_preprocessor = SentenceEncoderPreprocessor(
+        preprocessor.tokenizer, sequence_length=args.sequence_length)
     data = load_data(args)
     print(f"{len(data['training']):,} training sentences; evaluation sets: "
           f"{len(data['in_domain'])} in-domain, {len(data['out_of_domain'])} out-of-domain "

