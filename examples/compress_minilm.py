@@ -75,7 +75,8 @@ EVAL_SEQUENCE_LENGTH = 128
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default="minilm_results", help="output folder")
+    parser.add_argument("--output", default="minilm_results",
+                        help="output folder (clustered codes saved there are reused by a rerun)")
     parser.add_argument("--settings", nargs="+", default=DEFAULT_SETTINGS, choices=sorted(SETTINGS))
     parser.add_argument("--embedding-steps", type=int, default=1500,
                         help="stage 1: embedding-only steps (cheap)")
@@ -86,6 +87,8 @@ def parse_args(argv=None):
                         help="stage 2 rate of the pretrained transformer")
     parser.add_argument("--embedding-learning-rate", type=float, default=2e-3,
                         help="rate of the new embedding (both stages)")
+    parser.add_argument("--sentence-loss-weight", type=float, default=1.0,
+                        help="stage 2 weight of the sentence-vector loss (state losses weigh 1)")
     parser.add_argument("--corpus", help="training text file, one document per line "
                                          "(default: gensim's Wikipedia articles and Lee news)")
     parser.add_argument("--no-xla", action="store_true", help="train without jit_compile")
@@ -228,7 +231,8 @@ def distil(teacher, student, preprocessor, sentences, args):
     stages = [
         ("embedding", args.embedding_steps, dict(state_layers=(0,), sentence_loss_weight=0.0,
                                                  train="embedding")),
-        ("full", args.steps, dict(state_layers=(0, -1), sentence_loss_weight=1.0, train="all")),
+        ("full", args.steps, dict(state_layers=(0, -1), sentence_loss_weight=args.sentence_loss_weight,
+                                  train="all")),
     ]
     timings = {}
     for stage, steps, settings in stages:
@@ -322,9 +326,17 @@ def main(argv=None):
         kind, kwargs = SETTINGS[name]
         kwargs = add_reserved_ids(kind, kwargs)
         print(f"{name}: compressing ({kind}, {kwargs})", flush=True)
+        codes_path = output / f"{name}.codes.npy"
+        if kind == "sub" and codes_path.is_file():
+            # Clustering takes minutes at M=768: a rerun reuses the codes.
+            print(f"  reusing the clustered codes in {codes_path}", flush=True)
+            kwargs = {**kwargs, "assignment": np.load(codes_path)}
         start = time.perf_counter()
         student = compress_backbone(teacher, kind, kwargs)
         compress_seconds = time.perf_counter() - start
+        if kind == "sub":
+            np.save(codes_path, keras.ops.convert_to_numpy(student.token_embedding.codes))
+            kwargs["assignment"] = "clustered"
         encoder = SentenceEncoder(student, preprocessor, pooling=teacher_encoder.pooling)
         before = evaluation_sets.measure(keras_runner(encoder))
         start = time.perf_counter()
