@@ -72,13 +72,37 @@ def compiled(function):
     """`function` compiled with XLA on the current backend.
 
     TensorFlow: `tf.function(jit_compile=True)`; JAX: `jax.jit`. Layers called
-    inside read their variables' current values (as constants under `jax.jit`).
+    inside read their variables' current values (as constants under `jax.jit`):
+    build them first, or JAX would create their weights as tracers.
     """
     if keras.backend.backend() == "jax":
         import jax
 
         return jax.jit(function)
     return tf.function(function, jit_compile=True)
+
+
+def traced_shapes(function, *args):
+    """Shapes of every intermediate tensor when `function(*args)` is traced.
+
+    TensorFlow: the outputs of every op of the `tf.function` graph; JAX: the
+    outputs of every equation of the jaxpr, nested ones included.
+    """
+    if keras.backend.backend() == "jax":
+        import jax
+
+        def walk(jaxpr):
+            for equation in jaxpr.eqns:
+                yield from (tuple(var.aval.shape) for var in equation.outvars)
+                for param in keras.tree.flatten(list(equation.params.values())):
+                    inner = getattr(param, "jaxpr", param)
+                    if hasattr(inner, "eqns"):
+                        yield from walk(inner)
+
+        return list(walk(jax.make_jaxpr(function)(*args).jaxpr))
+    specs = [tf.TensorSpec(np.shape(arg), np.asarray(arg).dtype) for arg in args]
+    graph = tf.function(function).get_concrete_function(*specs).graph
+    return [tuple(output.shape.as_list()) for op in graph.get_operations() for output in op.outputs]
 
 
 def contract_loss(vectors, logits):
