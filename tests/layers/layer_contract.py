@@ -143,7 +143,11 @@ def loss_and_gradients(layer_or_model, loss_fn, inputs, jit=False):
             with tf.GradientTape() as tape:
                 outputs = [layer_or_model(*args, **kwargs) for args, kwargs in calls]
                 loss = loss_fn(*outputs)
-            return outputs, tape.gradient(loss, layer_or_model.trainable_variables)
+            variables = layer_or_model.trainable_variables
+            # A variable the loss does not reach gets zeros, as on JAX (TF: None).
+            gradients = tape.gradient(loss, variables)
+            zeros = [ops.zeros(v.shape, v.dtype) for v in variables]
+            return outputs, [g if g is not None else z for g, z in zip(gradients, zeros)]
 
         step = tf.function(step, jit_compile=True) if jit else step
         outputs, gradients = step()
