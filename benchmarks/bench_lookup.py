@@ -8,7 +8,9 @@ size, timing
   * forward: the lookup alone;
   * train step: forward, backward and an SGD update of the embedding weights
     (SGD, so the dense table gets the cheapest possible sparse update);
-each with and without XLA (`jit_compile=True`). Tokens/s are medians of
+each with and without XLA (`jit_compile=True`; with `--backend jax`, only
+`jax.jit`, and the train step is `jax.value_and_grad` over Keras'
+`stateless_call` plus the optimizer's `stateless_apply`). Tokens/s are medians of
 `--repeats` timed runs (each `--steps` calls, after a warm-up), and the ratio
 column divides by the Embedding row measured in the same run.
 
@@ -17,7 +19,7 @@ V=50,265 table vs `SubEmbedding(..., reverse=True)`; each variant runs in its
 own subprocess, where a thread samples the resident memory: the peak growth
 over the process's memory after a warm-up call is reported.
 
-    python benchmarks/bench_lookup.py [--quick] [--output results.json]
+    python benchmarks/bench_lookup.py [--backend jax] [--quick] [--output results.json]
 """
 
 import argparse
@@ -29,7 +31,10 @@ import subprocess
 import sys
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from backend_choice import add_backend_argument
+from backend_choice import select_backend
+
+BACKEND = select_backend()
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
@@ -63,16 +68,62 @@ def median_rate(function, arguments, tokens, steps, repeats):
         start = time.perf_counter()
         for _ in range(steps):
             result = function(*arguments)
-        np.asarray(tf.nest.flatten(result)[0])  # wait for the device
+        np.asarray(keras.tree.flatten(result)[0])  # wait for the device
         rates.append(tokens * steps / (time.perf_counter() - start))
     return statistics.median(rates)
+
+
+def compile_function(function, xla):
+    if BACKEND == "jax":
+        import jax
+
+        return jax.jit(function)
+    return tf.function(function, jit_compile=xla)
+
+
+def tensorflow_train_step(layer, optimizer):
+    def train_step(ids):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(layer(ids)))
+        grads = tape.gradient(loss, layer.trainable_weights)
+        optimizer.apply(grads, layer.trainable_weights)
+        return loss
+
+    return tf.function(train_step, jit_compile=True), tf.function(train_step, jit_compile=False)
+
+
+def jax_train_step(layer, optimizer):
+    """A jitted stateless step; the returned callable carries the state between calls."""
+    import jax
+
+    non_trainable = [v.value for v in layer.non_trainable_variables]
+
+    def step(trainable, optimizer_state, ids):
+        def loss_fn(trainable):
+            vectors, _ = layer.stateless_call(trainable, non_trainable, ids)
+            return keras.ops.mean(keras.ops.square(vectors))
+
+        loss, grads = jax.value_and_grad(loss_fn)(trainable)
+        trainable, optimizer_state = optimizer.stateless_apply(optimizer_state, grads, trainable)
+        return loss, trainable, optimizer_state
+
+    step = jax.jit(step, donate_argnums=(0, 1))
+    state = [[v.value for v in layer.trainable_variables],
+             [v.value for v in optimizer.variables]]
+
+    def train_step(ids):
+        loss, state[0], state[1] = step(state[0], state[1], ids)
+        return loss
+
+    return train_step
 
 
 def lookup_rows(args):
     rows = []
     rng = np.random.default_rng(0)
     for vocab in args.vocab_sizes:
-        ids = tf.constant(rng.integers(0, vocab, size=(args.batch, args.sequence)), tf.int32)
+        ids = keras.ops.convert_to_tensor(
+            rng.integers(0, vocab, size=(args.batch, args.sequence)), "int32")
         tokens = args.batch * args.sequence
         baseline = {}
         for name in args.layers:
@@ -84,16 +135,18 @@ def lookup_rows(args):
             def forward(ids, layer=layer):
                 return layer(ids)
 
-            def train_step(ids, layer=layer, optimizer=optimizer):
-                with tf.GradientTape() as tape:
-                    loss = tf.reduce_mean(tf.square(layer(ids)))
-                grads = tape.gradient(loss, layer.trainable_weights)
-                optimizer.apply(grads, layer.trainable_weights)
-                return loss
+            if BACKEND == "jax":
+                train_steps = {True: jax_train_step(layer, optimizer)}
+            else:
+                xla_step, graph_step = tensorflow_train_step(layer, optimizer)
+                train_steps = {True: xla_step, False: graph_step}
 
-            for xla in (False, True):
-                for mode, function in (("forward", forward), ("train step", train_step)):
-                    compiled = tf.function(function, jit_compile=xla)
+            for xla in (True,) if BACKEND == "jax" else (False, True):
+                for mode in ("forward", "train step"):
+                    if mode == "forward":
+                        compiled = compile_function(forward, xla)
+                    else:
+                        compiled = train_steps[xla]
                     rate = median_rate(compiled, (ids,), tokens, args.steps, args.repeats)
                     key = (mode, xla)
                     if name == "Embedding":
@@ -104,29 +157,34 @@ def lookup_rows(args):
                     )
                     print(f"  V={vocab:,} {name:<16} {mode:<10} xla={xla!s:<5} {rate:>12,.0f} tok/s"
                           f"  x{rate / baseline[key]:.2f}", flush=True)
-            del layer, optimizer
+            del layer, optimizer, train_steps
     return rows
 
 
 _LOGITS_CHILD = """
 import os, sys, time, json, statistics, threading
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
-import numpy as np, tensorflow as tf, keras
+import numpy as np, keras
 from keras_subembed.layers import SubEmbedding
 variant, vocab, width, positions, repeats, xla = sys.argv[1:7]
 vocab, width, positions, repeats = int(vocab), int(width), int(positions), int(repeats)
-hidden = tf.constant(np.random.default_rng(0).normal(size=(positions, width)), tf.float32)
+hidden = keras.ops.convert_to_tensor(np.random.default_rng(0).normal(size=(positions, width)), "float32")
 if variant == "dense":
-    table = tf.Variable(np.random.default_rng(1).normal(size=(vocab, width)).astype("float32"))
-    function = lambda h: tf.matmul(h, table, transpose_b=True)
+    table = keras.Variable(np.random.default_rng(1).normal(size=(vocab, width)).astype("float32"))
+    function = lambda h: keras.ops.matmul(h, keras.ops.transpose(table))
 else:
     k = int(variant.split("K=")[1].split()[0])
     layer = SubEmbedding(vocab, width, num_tables=k,
                          assignment="random" if "random" in variant else "digits", seed=0)
     layer.build()
     function = lambda h: layer(h, reverse=True)
-function = tf.function(function, jit_compile=xla == "True")
-function(hidden).numpy()  # compile, and let the allocator settle
+if keras.backend.backend() == "jax":
+    import jax
+    function = jax.jit(function)
+else:
+    import tensorflow as tf
+    function = tf.function(function, jit_compile=xla == "True")
+np.asarray(function(hidden))  # compile, and let the allocator settle
 
 def resident_bytes():
     with open("/proc/self/statm") as statm:
@@ -143,7 +201,7 @@ sampler.start()
 times = []
 for _ in range(repeats):
     start = time.perf_counter()
-    function(hidden).numpy()
+    np.asarray(function(hidden))
     times.append(time.perf_counter() - start)
 running[0] = False
 sampler.join()
@@ -156,7 +214,7 @@ def logits_rows(args):
     vocab = 50_265
     variants = ["dense", "SubEmbedding K=2", "SubEmbedding K=3", "SubEmbedding K=4",
                 "SubEmbedding K=3 random"]
-    for xla in (False, True):
+    for xla in (True,) if BACKEND == "jax" else (False, True):
         baseline = None
         for variant in variants:
             output = subprocess.run(
@@ -173,7 +231,7 @@ def logits_rows(args):
 
 
 def markdown(lookup, logits, args):
-    lines = [f"Lookup, d={WIDTH}, batch {args.batch}x{args.sequence}; tokens/s (median of "
+    lines = [f"Backend {BACKEND}. Lookup, d={WIDTH}, batch {args.batch}x{args.sequence}; tokens/s (median of "
              f"{args.repeats} runs of {args.steps} calls); ratio vs Embedding in the same run.", "",
              "| V | layer | forward | ratio | forward XLA | ratio | train step | ratio | train step XLA | ratio |",
              "|---|---|---|---|---|---|---|---|---|---|"]
@@ -183,8 +241,8 @@ def markdown(lookup, logits, args):
     for (vocab, layer), by_mode in cells.items():
         parts = []
         for key in (("forward", False), ("forward", True), ("train step", False), ("train step", True)):
-            row = by_mode[key]
-            parts += [f"{row['tokens_per_s']:,.0f}", f"{row['ratio']:.2f}"]
+            row = by_mode.get(key)  # JAX has XLA rows only
+            parts += [f"{row['tokens_per_s']:,.0f}", f"{row['ratio']:.2f}"] if row else ["-", "-"]
         lines.append(f"| {vocab:,} | {layer} | " + " | ".join(parts) + " |")
     lines += ["", f"Tied logits, {args.positions} positions x V=50,265, d={WIDTH}: median time, "
               "speed-up vs the dense product, peak RSS growth.", "",
@@ -208,19 +266,27 @@ def main():
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
     parser.add_argument("--part", choices=["all", "lookup", "logits"], default="all")
     parser.add_argument("--output", help="write the rows as JSON here")
+    add_backend_argument(parser)
     args = parser.parse_args()
     if args.quick:
         args.vocab_sizes, args.batch, args.sequence = [5000], 4, 16
         args.steps, args.repeats, args.positions = 2, 2, 64
-    devices = [d.device_type for d in tf.config.list_physical_devices()]
+    if BACKEND == "jax":
+        import jax
+
+        devices, version = [d.platform for d in jax.devices()], f"JAX {jax.__version__}"
+    else:
+        devices = [d.device_type for d in tf.config.list_physical_devices()]
+        version = f"TF {tf.__version__}"
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, devices {devices}, "
-          f"TF {tf.__version__}, Keras {keras.__version__}", flush=True)
+          f"{version}, Keras {keras.__version__}, backend {BACKEND}", flush=True)
     lookup = lookup_rows(args) if args.part in ("all", "lookup") else []
     logits = logits_rows(args) if args.part in ("all", "logits") else []
     print(markdown(lookup, logits, args))
     if args.output:
         with open(args.output, "w") as handle:
-            json.dump({"lookup": lookup, "logits": logits, "devices": devices}, handle, indent=2)
+            json.dump({"backend": BACKEND, "lookup": lookup, "logits": logits, "devices": devices},
+                      handle, indent=2)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,10 @@ head, AdamW) trained with `train_on_batch` on a fixed batch. For each
 repeat, every embedding is timed in turn (interleaved, so machine noise
 spreads over all rows); the table gives the median seconds per step and the
 ratio to the dense embedding measured in the same run. Held-out quality is in
-`examples/train_mlm.py`'s table.
+`examples/train_mlm.py`'s table. With `--backend jax` only the XLA rows
+(`jax.jit`) are measured: JAX has no non-XLA graph mode.
 
-    python benchmarks/bench_mlm.py [--steps 10] [--repeats 5] [--json out.json]
+    python benchmarks/bench_mlm.py [--backend jax] [--steps 10] [--repeats 5] [--json out.json]
 """
 
 import argparse
@@ -18,7 +19,10 @@ import platform
 import statistics
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from backend_choice import add_backend_argument
+from backend_choice import select_backend
+
+BACKEND = select_backend()
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
@@ -57,12 +61,13 @@ def main():
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--sequence", type=int, default=128)
     parser.add_argument("--json", help="write the rows here")
+    add_backend_argument(parser)
     args = parser.parse_args()
     x, y = fixed_batch(args.batch, args.sequence, int(round(0.15 * args.sequence)))
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-          f"Keras {keras.__version__}", flush=True)
+          f"Keras {keras.__version__}, backend {BACKEND}", flush=True)
     rows = []
-    for xla in (False, True):
+    for xla in (True,) if BACKEND == "jax" else (False, True):
         models = {}
         for name, (kind, kwargs) in EMBEDDINGS.items():
             keras.utils.set_random_seed(0)
@@ -84,17 +89,17 @@ def main():
         baseline = statistics.median(seconds["embedding"])
         for name in models:
             step = statistics.median(seconds[name])
-            rows.append(dict(embedding=name, xla=xla, seconds_per_step=step,
+            rows.append(dict(backend=BACKEND, embedding=name, xla=xla, seconds_per_step=step,
                              tokens_per_second=args.batch * args.sequence / step,
                              ratio_to_dense=step / baseline))
             print(f"  xla={xla!s:<5} {name:<28} {step * 1000:8.1f} ms/step  x{step / baseline:.2f}",
                   flush=True)
         del models
     print()
-    print("| embedding | XLA | ms / step (median) | tokens/s | step time vs dense |")
-    print("|---|---|---|---|---|")
+    print("| backend | embedding | XLA | ms / step (median) | tokens/s | step time vs dense |")
+    print("|---|---|---|---|---|---|")
     for row in rows:
-        print(f"| {row['embedding']} | {row['xla']} | {row['seconds_per_step'] * 1000:.0f} "
+        print(f"| {BACKEND} | {row['embedding']} | {row['xla']} | {row['seconds_per_step'] * 1000:.0f} "
               f"| {row['tokens_per_second']:,.0f} | {row['ratio_to_dense']:.2f}x |")
     if args.json:
         with open(args.json, "w") as handle:

@@ -55,7 +55,9 @@ def known_values(tensor):
     if backend == "jax":
         import jax
 
-        if isinstance(tensor, jax.core.Tracer):
+        try:
+            return ops.convert_to_numpy(tensor)
+        except jax.errors.TracerArrayConversionError:  # public, unlike jax.core.Tracer
             return None
     if isinstance(tensor, keras.KerasTensor):
         return None

@@ -2,6 +2,8 @@
 
 import keras
 import keras_hub
+import tensorflow as tf
+from keras_hub.src.utils.tensor_utils import preprocessing_function
 
 from keras_subembed.models.compressed_roberta_backbone import CompressedRobertaBackbone
 
@@ -45,12 +47,24 @@ class CompressedRobertaMaskedLMPreprocessor(keras_hub.models.MaskedLMPreprocesso
         tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocabulary, lowercase=lowercase)
         return cls(tokenizer=tokenizer, sequence_length=sequence_length, **kwargs)
 
-    def call(self, x, y=None, sample_weight=None):
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(
-            super().call(x, y, sample_weight)
-        )
-        x = {key: value for key, value in x.items() if key != "segment_ids"}
-        # The backbone's input is int32; a bool mask also breaks input
-        # distribution under tf.distribute.MirroredStrategy (AddN on bool).
-        x["padding_mask"] = keras.ops.cast(x["padding_mask"], "int32")
-        return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
+    # keras-hub runs `_call_tf` inside tf.data and `tf.function` (on every
+    # backend, so only tf ops there: `keras.ops` on JAX cannot take a symbolic
+    # tf.Tensor) and `_call_python` for eager calls.
+    @preprocessing_function
+    def _call_tf(self, x, y=None, sample_weight=None):
+        outputs = super()._call_tf(x, y, sample_weight)
+        return backbone_inputs(outputs, cast=tf.cast)
+
+    def _call_python(self, x, y=None, sample_weight=None):
+        outputs = super()._call_python(x, y, sample_weight)
+        return backbone_inputs(outputs, cast=keras.ops.cast)
+
+
+def backbone_inputs(outputs, cast):
+    """Drops `segment_ids` and makes `padding_mask` int32 with `cast`."""
+    x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(outputs)
+    x = {key: value for key, value in x.items() if key != "segment_ids"}
+    # The backbone's input is int32; a bool mask also breaks input
+    # distribution under tf.distribute.MirroredStrategy (AddN on bool).
+    x["padding_mask"] = cast(x["padding_mask"], "int32")
+    return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)

@@ -1,13 +1,16 @@
 """Checks of the contract every compressed embedding keeps, shared by the layer tests."""
 
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import keras
 import keras_hub
 import numpy as np
 import tensorflow as tf
+from keras import ops
 
 from tests.tflite_utils import TFLiteRunner
 from tests.tflite_utils import convert_builtins_only
@@ -23,21 +26,159 @@ def masked_lm_model(layer, activation=None):
     return model, head
 
 
-def assert_xla_matches_eager(layer, ids, hidden, rtol=1e-5, atol=1e-6):
-    """Forward, reverse and gradients agree between eager and XLA."""
+# --- tolerances ----------------------------------------------------------------------
+#
+# Two paths that compute the same float32 numbers in a different order (eager vs XLA,
+# TensorFlow vs JAX, Keras vs TFLite, two CPUs with different vector widths: XLA
+# splits sums differently with AVX-512 than with AVX2) differ by rounding only.
+# Reordering a sum of n float32 terms moves it by at most about n * eps * sum|terms|.
+# So a tolerance is `safety * eps * reduction_length * scale`, where `scale` is the
+# largest magnitude in the expected array (the terms are no larger than the values
+# they build) and `reduction_length` the number of terms summed into one element
+# along the longest chain of sums. It is absolute, for the whole array: an element
+# near zero that came from cancelling large terms keeps the error of those terms, so
+# a per-element relative tolerance would hinge on one machine's luck. A real bug (a
+# wrong code, id, filter or weight) moves elements by O(scale), far above it.
 
-    def step(ids, hidden):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(layer(ids) ** 2) + tf.reduce_sum(
-                tf.nn.softmax(layer(hidden, reverse=True))[..., :10]
-            )
-        grads = tape.gradient(loss, layer.trainable_weights)
-        return layer(ids), layer(hidden, reverse=True), grads
+FLOAT32_EPS = float(np.finfo("float32").eps)
 
-    eager = step(ids, hidden)
-    xla = tf.function(step, jit_compile=True)(ids, hidden)
-    for got, want in zip(tf.nest.flatten(xla), tf.nest.flatten(eager)):
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+def float32_tolerance(want, reduction_length, safety=8.0):
+    """Absolute tolerance for float32 `want` recomputed in another summation order."""
+    want = np.asarray(want, dtype="float64")
+    scale = float(np.max(np.abs(want))) if want.size else 0.0
+    return safety * FLOAT32_EPS * max(int(reduction_length), 1) * max(scale, 1e-30)
+
+
+def assert_float32_close(got, want, reduction_length, safety=8.0):
+    """`got` equals `want` up to the reordering error of `reduction_length`-term sums."""
+    atol = float32_tolerance(want, reduction_length, safety)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=0, atol=atol)
+
+
+def assert_relative_close(got, want, tolerance=1e-5):
+    """max|got - want| <= tolerance * max|want| (relative to the array's scale)."""
+    got, want = np.asarray(got, "float64"), np.asarray(want, "float64")
+    assert got.shape == want.shape, (got.shape, want.shape)
+    scale = max(float(np.max(np.abs(want))) if want.size else 0.0, 1e-30)
+    error = float(np.max(np.abs(got - want))) if want.size else 0.0
+    assert error <= tolerance * scale, f"max abs error {error:.3g} > {tolerance} * {scale:.3g}"
+
+
+# --- backend-neutral compiled calls and gradients ---------------------------------------
+
+
+def compiled(function):
+    """`function` compiled with XLA on the current backend.
+
+    TensorFlow: `tf.function(jit_compile=True)`; JAX: `jax.jit`. Layers called
+    inside read their variables' current values (as constants under `jax.jit`):
+    build them first, or JAX would create their weights as tracers.
+    """
+    if keras.backend.backend() == "jax":
+        import jax
+
+        return jax.jit(function)
+    return tf.function(function, jit_compile=True)
+
+
+def traced_shapes(function, *args):
+    """Shapes of every intermediate tensor when `function(*args)` is traced.
+
+    TensorFlow: the outputs of every op of the `tf.function` graph; JAX: the
+    outputs of every equation of the jaxpr, nested ones included.
+    """
+    if keras.backend.backend() == "jax":
+        import jax
+
+        def walk(jaxpr):
+            for equation in jaxpr.eqns:
+                yield from (tuple(var.aval.shape) for var in equation.outvars)
+                for param in keras.tree.flatten(list(equation.params.values())):
+                    inner = getattr(param, "jaxpr", param)
+                    if hasattr(inner, "eqns"):
+                        yield from walk(inner)
+
+        return list(walk(jax.make_jaxpr(function)(*args).jaxpr))
+    specs = [tf.TensorSpec(np.shape(arg), np.asarray(arg).dtype) for arg in args]
+    graph = tf.function(function).get_concrete_function(*specs).graph
+    return [tuple(output.shape.as_list()) for op in graph.get_operations() for output in op.outputs]
+
+
+def contract_loss(vectors, logits):
+    """A loss that reaches every weight through both the lookup and the tied logits."""
+    return ops.sum(vectors**2) + ops.sum(ops.softmax(logits)[..., :10])
+
+
+def loss_and_gradients(layer_or_model, loss_fn, inputs, jit=False):
+    """`(outputs, gradients)`: `outputs = layer_or_model(*inputs)`, gradients of
+    `loss_fn(*outputs)` with respect to its trainable variables, in their order.
+
+    `inputs` is a list of call arguments, or of `(args, kwargs)` pairs for several
+    calls of the same layer (e.g. a lookup and a `reverse=True` call): then the
+    outputs are one per call. TensorFlow: `tf.GradientTape` (under
+    `tf.function(jit_compile=True)` when `jit`); JAX: `jax.value_and_grad` over
+    Keras' `stateless_call` (under `jax.jit` when `jit`).
+    """
+    calls = inputs if isinstance(inputs[0], tuple) else [(list(inputs), {})]
+
+    if keras.backend.backend() == "jax":
+        import jax
+
+        non_trainable = [v.value for v in layer_or_model.non_trainable_variables]
+
+        def loss(trainable):
+            outputs = [
+                layer_or_model.stateless_call(trainable, non_trainable, *args, **kwargs)[0]
+                for args, kwargs in calls
+            ]
+            return loss_fn(*outputs), outputs
+
+        step = jax.value_and_grad(loss, has_aux=True)
+        step = jax.jit(step) if jit else step
+        (_, outputs), gradients = step([v.value for v in layer_or_model.trainable_variables])
+    else:
+
+        def step():
+            with tf.GradientTape() as tape:
+                outputs = [layer_or_model(*args, **kwargs) for args, kwargs in calls]
+                loss = loss_fn(*outputs)
+            variables = layer_or_model.trainable_variables
+            # A variable the loss does not reach gets zeros, as on JAX (TF: None).
+            gradients = tape.gradient(loss, variables)
+            zeros = [ops.zeros(v.shape, v.dtype) for v in variables]
+            return outputs, [g if g is not None else z for g, z in zip(gradients, zeros)]
+
+        step = tf.function(step, jit_compile=True) if jit else step
+        outputs, gradients = step()
+    outputs = keras.tree.map_structure(np.asarray, outputs)
+    return outputs, [np.asarray(gradient) for gradient in gradients]
+
+
+def contract_step(layer, ids, hidden, jit=False):
+    """Lookup, tied logits and the gradients of `contract_loss` for `layer`."""
+    layer(ids)  # builds it
+    (vectors, logits), gradients = loss_and_gradients(
+        layer, contract_loss, [((ids,), {}), ((hidden,), {"reverse": True})], jit=jit
+    )
+    return [vectors, logits, *gradients]
+
+
+def assert_compiled_matches_eager(layer, ids, hidden, reduction_length=None, safety=8.0):
+    """Forward, tied logits and gradients agree between eager and XLA.
+
+    `reduction_length` (see `float32_tolerance`) defaults to the longest sum
+    in `contract_step`: a sub-table row's gradient sums over every token of
+    `ids` and, through the softmax, over every logit of `hidden`'s rows.
+    """
+    ids, hidden = np.asarray(ids, "int32"), np.asarray(hidden, "float32")
+    if reduction_length is None:
+        reduction_length = ids.size + hidden[..., 0].size * layer.input_dim + layer.output_dim
+    eager = contract_step(layer, ids, hidden)
+    xla = contract_step(layer, ids, hidden, jit=True)
+    assert len(xla) == len(eager) == 2 + len(layer.trainable_variables)
+    for got, want in zip(xla, eager):
+        assert_float32_close(got, want, reduction_length, safety)
 
 
 def assert_masked_lm_head_trains(layer, vocab, epochs=15):
@@ -62,36 +203,89 @@ def assert_masked_lm_head_trains(layer, vocab, epochs=15):
     gathered = np.take_along_axis(np.asarray(layer(ids[:2])), positions[:2, :, None], 1)
     hidden = head._intermediate_layer_norm(head._intermediate_dense(gathered))
     logits = np.asarray(layer(hidden, reverse=True)) + np.asarray(head._bias)
-    np.testing.assert_allclose(
-        model([ids[:2], positions[:2]]), tf.nn.softmax(logits), rtol=1e-4, atol=1e-6
+    # Same ops, maybe fused differently: the sums are the dense layer's and the
+    # logits' (width each) and the softmax's (vocab).
+    assert_float32_close(
+        model([ids[:2], positions[:2]]), ops.softmax(logits), 2 * layer.output_dim + vocab
     )
     return head
 
 
-def assert_keras_file_reloads_in_fresh_process(model, inputs, tmp_path):
-    """`model.save` -> `load_model` in a new Python process gives identical outputs."""
-    path = tmp_path / "model.keras"
-    model.save(path)
-    for index, array in enumerate(inputs):
-        np.save(tmp_path / f"input_{index}.npy", array)
-    script = textwrap.dedent(
+OTHER_BACKEND = {"tensorflow": "jax", "jax": "tensorflow"}
+REPOSITORY = str(Path(__file__).resolve().parents[2])
+
+
+def run_in_backend(backend, script):
+    """Runs `script` in a fresh Python process on Keras backend `backend`."""
+    env = {**os.environ, "KERAS_BACKEND": backend, "PYTHONPATH": REPOSITORY}
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, env=env
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def model_loss(*outputs):
+    """A loss over every output of a model, for cross-backend gradient checks."""
+    return sum(ops.sum(ops.sin(ops.cast(output, "float32"))) for output in outputs)
+
+
+def model_outputs_and_gradients(model, inputs):
+    """(outputs as a list, gradients of `model_loss` wrt trainable variables) as NumPy."""
+    model(inputs)  # builds it
+    (outputs,), gradients = loss_and_gradients(
+        model, lambda outputs: model_loss(*keras.tree.flatten(outputs)), [inputs]
+    )
+    return keras.tree.flatten(outputs), gradients
+
+
+def assert_keras_file_moves_between_backends(model, inputs, tmp_path, probes=None):
+    """A `.keras` file moves to the other backend and back with equal results.
+
+    One fresh process on the other Keras backend (TensorFlow <-> JAX) loads the
+    file, computes the outputs and the gradients of `model_loss`, evaluates
+    `probes` (name -> Python expression over `model` and `inputs`) and saves
+    the model again. Here: outputs and gradients agree within 1e-5 of each
+    array's scale (the backends' kernels sum in their own order), probes are
+    bit-identical, and the file saved there reloads here with bit-identical
+    outputs (weights move exactly).
+    """
+    probes = probes or {}
+    model.save(tmp_path / "model.keras")
+    np.savez(tmp_path / "inputs.npz", *inputs)
+    run_in_backend(
+        OTHER_BACKEND[keras.backend.backend()],
         f"""
         import numpy as np, keras
         import keras_subembed  # registers the layers
-        model = keras.saving.load_model({str(path)!r})
-        inputs = [np.load({str(tmp_path)!r} + f"/input_{{i}}.npy") for i in range({len(inputs)})]
-        outputs = model(inputs)
-        outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
-        for i, output in enumerate(outputs):
-            np.save({str(tmp_path)!r} + f"/output_{{i}}.npy", np.asarray(output))
-        """
+        from tests.layers.layer_contract import model_outputs_and_gradients
+        model = keras.saving.load_model({str(tmp_path / "model.keras")!r})
+        stored = np.load({str(tmp_path / "inputs.npz")!r})
+        inputs = [stored[f"arr_{{i}}"] for i in range(len(stored.files))]
+        outputs, gradients = model_outputs_and_gradients(model, inputs)
+        probes = {{name: np.asarray(eval(code)) for name, code in {probes!r}.items()}}
+        np.savez({str(tmp_path / "outputs.npz")!r}, *outputs)
+        np.savez({str(tmp_path / "gradients.npz")!r}, *gradients)
+        np.savez({str(tmp_path / "probes.npz")!r}, **probes)
+        model.save({str(tmp_path / "back.keras")!r})
+        """,
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr[-3000:]
-    outputs = model(inputs)
-    outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+    outputs, gradients = model_outputs_and_gradients(model, inputs)
+    there = np.load(tmp_path / "outputs.npz")
+    there_gradients = np.load(tmp_path / "gradients.npz")
+    assert len(there.files) == len(outputs) and len(there_gradients.files) == len(gradients)
     for index, output in enumerate(outputs):
-        np.testing.assert_array_equal(np.load(tmp_path / f"output_{index}.npy"), output)
+        assert_relative_close(there[f"arr_{index}"], output)
+    for index, gradient in enumerate(gradients):
+        assert_relative_close(there_gradients[f"arr_{index}"], gradient)
+    there_probes = np.load(tmp_path / "probes.npz")
+    for name, code in probes.items():
+        np.testing.assert_array_equal(there_probes[name], np.asarray(eval(code)), err_msg=name)
+    back = keras.saving.load_model(tmp_path / "back.keras")
+    again = back(inputs)
+    again = again if isinstance(again, (list, tuple)) else [again]
+    for got, want in zip(again, outputs, strict=True):
+        np.testing.assert_array_equal(np.asarray(got), want)
 
 
 def tflite_masked_lm(layer):
@@ -101,8 +295,13 @@ def tflite_masked_lm(layer):
     return TFLiteRunner(convert_builtins_only(model, signature)), model
 
 
-def assert_tflite_matches_keras(runner, model, vocab, width, lengths=(5, 17), atol=1e-5):
-    """Vectors and tied logits agree at several lengths; out-of-range ids give zeros."""
+def assert_tflite_matches_keras(runner, model, vocab, width, lengths=(5, 17), reduction_length=None):
+    """Vectors and tied logits agree at several lengths; out-of-range ids give zeros.
+
+    `reduction_length` (see `float32_tolerance`) defaults to a few width-long
+    sums: the layer's own (FFN, HGT) and the logits' dot product.
+    """
+    reduction_length = reduction_length or 4 * width
     rng = np.random.default_rng(0)
     for length in lengths:
         ids = rng.integers(0, vocab, size=(2, length)).astype("int32")
@@ -113,6 +312,6 @@ def assert_tflite_matches_keras(runner, model, vocab, width, lengths=(5, 17), at
         by_shape = {value.shape: value for value in runner.run_all(ids, positions)}
         got_vectors = by_shape[(2, length, width)]
         got_logits = by_shape[(2, 2, vocab)]
-        np.testing.assert_allclose(got_vectors, want_vectors, atol=atol)
-        np.testing.assert_allclose(got_logits, want_logits, atol=atol, rtol=1e-5)
+        assert_float32_close(got_vectors, want_vectors, reduction_length)
+        assert_float32_close(got_logits, want_logits, reduction_length)
         np.testing.assert_array_equal(got_vectors[1, -1], np.zeros(width))

@@ -4,7 +4,6 @@ import re
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from keras_subembed.layers import DeFINEEmbedding
 from keras_subembed.layers import GroupLinear
@@ -12,10 +11,11 @@ from keras_subembed.layers import SubEmbedding
 from keras_subembed.layers.define_embedding import hgt_groups
 from keras_subembed.layers.define_embedding import hgt_widths
 from keras_subembed.layers.define_embedding import split_and_mix
-from tests.layers.layer_contract import assert_keras_file_reloads_in_fresh_process
+from tests.layers.layer_contract import assert_compiled_matches_eager
+from tests.layers.layer_contract import assert_float32_close
+from tests.layers.layer_contract import assert_keras_file_moves_between_backends
 from tests.layers.layer_contract import assert_masked_lm_head_trains
 from tests.layers.layer_contract import assert_tflite_matches_keras
-from tests.layers.layer_contract import assert_xla_matches_eager
 from tests.layers.layer_contract import masked_lm_model
 from tests.layers.layer_contract import tflite_masked_lm
 from tests.tflite_utils import assert_no_table_sized_tensor
@@ -23,6 +23,9 @@ from tests.tflite_utils import assert_no_table_sized_tensor
 VOCAB = 400
 WIDTH = 16
 SMALL = dict(map_dim=8, expand_dim=32, depth=3, max_groups=4)
+# Terms summed along the longest chain of a lookup: each HGT layer's inputs
+# (at most expand_dim + map_dim wide with the mixer), then the reduce layer.
+LOOKUP_SUMS = 3 * (32 + 8) + 32
 
 
 def make_layer(vocab=VOCAB, width=WIDTH, **kwargs):
@@ -53,7 +56,7 @@ def test_group_linear_equals_block_diagonal_dense(groups):
         rows = slice(group * 8 // groups, (group + 1) * 8 // groups)
         cols = slice(group * 12 // groups, (group + 1) * 12 // groups)
         dense[rows, cols] = kernel[group]
-    np.testing.assert_allclose(outputs, inputs @ dense + bias, rtol=1e-5, atol=1e-6)
+    assert_float32_close(outputs, inputs @ dense + bias, 8)
     assert layer.count_params() == 8 * 12 // groups + 12
 
 
@@ -67,7 +70,7 @@ def test_group_linear_errors_name_the_widths():
 def test_mixer_interleaves_input_and_previous_chunks():
     inputs = np.array([[0, 1, 2, 3]], "float32")  # map vector, 2 chunks of 2
     previous = np.array([[10, 11, 12, 13, 14, 15]], "float32")  # 2 chunks of 3
-    mixed = split_and_mix(tf.constant(inputs), tf.constant(previous), 2)
+    mixed = split_and_mix(inputs, previous, 2)
     np.testing.assert_array_equal(mixed, [[0, 1, 10, 11, 12, 2, 3, 13, 14, 15]])
 
 
@@ -100,7 +103,7 @@ def test_linear_hgt_equals_a_stack_of_dense_layers():
         assert group_layer.groups == 1
         x = x @ np.asarray(group_layer.kernel)[0] + np.asarray(group_layer.bias)
     x = x @ np.asarray(layer.reduce_layer.kernel) + np.asarray(layer.reduce_layer.bias)
-    np.testing.assert_allclose(layer(ids), x, rtol=1e-4, atol=1e-5)
+    assert_float32_close(layer(ids), x, LOOKUP_SUMS)
 
 
 def test_full_define_matches_a_numpy_reference():
@@ -125,14 +128,14 @@ def test_full_define_matches_a_numpy_reference():
         out = (grouped * np.asarray(norm.gamma) + np.asarray(norm.beta)).reshape(len(ids), -1)
         outputs = out / (1 + np.exp(-out))  # swish
     want = outputs @ np.asarray(layer.reduce_layer.kernel) + np.asarray(layer.reduce_layer.bias)
-    np.testing.assert_allclose(layer(ids), want, rtol=1e-4, atol=1e-5)
+    assert_float32_close(layer(ids), want, LOOKUP_SUMS)
 
 
 def test_tied_logits_project_to_the_map_table():
     layer = make_layer()
     hidden = np.random.default_rng(0).normal(size=(2, 3, WIDTH)).astype("float32")
     want = hidden @ np.asarray(layer.output_projection) @ np.asarray(layer.map_table).T
-    np.testing.assert_allclose(layer(hidden, reverse=True), want, rtol=1e-4, atol=1e-5)
+    assert_float32_close(layer(hidden, reverse=True), want, WIDTH + 8)
 
 
 def test_compressed_map_layer_is_used_both_ways():
@@ -142,9 +145,8 @@ def test_compressed_map_layer_is_used_both_ways():
     np.testing.assert_allclose(layer.map_vectors(ids), sub_map(ids))
     hidden = np.random.default_rng(0).normal(size=(4, WIDTH)).astype("float32")
     projected = hidden @ np.asarray(layer.output_projection)
-    np.testing.assert_allclose(
-        layer(hidden, reverse=True), projected @ np.asarray(sub_map.embedding_table()).T,
-        rtol=1e-4, atol=1e-5)
+    assert_float32_close(
+        layer(hidden, reverse=True), projected @ np.asarray(sub_map.embedding_table()).T, WIDTH + 8)
     assert not any(len(w.shape) and w.shape[0] == VOCAB for w in layer.weights)
 
 
@@ -213,7 +215,10 @@ def test_xla_matches_eager_forward_reverse_and_gradient(variant):
     kwargs = {"plain": {}, "no_mixer": dict(mixer=False), "sub_map": dict(map_layer=make_sub_map())}
     ids = np.random.default_rng(1).integers(0, VOCAB, size=(4, 9))
     hidden = np.random.default_rng(2).normal(size=(4, 3, WIDTH)).astype("float32")
-    assert_xla_matches_eager(make_layer(**kwargs[variant]), ids, hidden, rtol=1e-4, atol=1e-5)
+    # The eager/XLA difference that failed a fixed rtol=1e-4, atol=1e-5 on an
+    # AVX-512 machine (issue 12: 3.8e-5 on an element of 0.19) is inside the
+    # bound used now: 8 * eps * 4,852 summed terms * scale >= 4.6e-3 * 0.19.
+    assert_compiled_matches_eager(make_layer(**kwargs[variant]), ids, hidden)
 
 
 @pytest.mark.parametrize("variant", ["plain", "sub_map"])
@@ -231,15 +236,16 @@ def test_config_round_trips_exactly_with_a_compressed_map():
     assert isinstance(clone.map_layer, SubEmbedding)
 
 
-def test_keras_file_reloads_identically_in_a_fresh_process(tmp_path):
+def test_keras_file_moves_between_backends(tmp_path):
     layer = make_layer(map_layer=make_sub_map())
     layer.freeze()
     model, _ = masked_lm_model(layer)
     ids = np.random.default_rng(5).integers(0, VOCAB, size=(3, 7)).astype("int32")
     positions = np.array([[0, 2]] * 3, dtype="int32")
-    assert_keras_file_reloads_in_fresh_process(model, [ids, positions], tmp_path)
+    assert_keras_file_moves_between_backends(model, [ids, positions], tmp_path)
 
 
+@pytest.mark.tensorflow_only(reason="TFLite conversion")
 @pytest.mark.parametrize("variant", ["plain", "sub_map"])
 def test_tflite_builtins_only_matches_keras(variant):
     vocab, width = 30_522, 32
