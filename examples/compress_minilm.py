@@ -80,14 +80,14 @@ def parse_args(argv=None):
     parser.add_argument("--settings", nargs="+", default=DEFAULT_SETTINGS, choices=sorted(SETTINGS))
     parser.add_argument("--embedding-steps", type=int, default=1500,
                         help="stage 1: embedding-only steps (cheap)")
-    parser.add_argument("--steps", type=int, default=60, help="stage 2: full distillation steps")
+    parser.add_argument("--steps", type=int, default=120, help="stage 2: full distillation steps")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--sequence-length", type=int, default=32, help="training sequence length")
-    parser.add_argument("--learning-rate", type=float, default=1e-4,
+    parser.add_argument("--learning-rate", type=float, default=2e-4,
                         help="stage 2 rate of the pretrained transformer")
     parser.add_argument("--embedding-learning-rate", type=float, default=2e-3,
                         help="rate of the new embedding (both stages)")
-    parser.add_argument("--sentence-loss-weight", type=float, default=1.0,
+    parser.add_argument("--sentence-loss-weight", type=float, default=4.0,
                         help="stage 2 weight of the sentence-vector loss (state losses weigh 1)")
     parser.add_argument("--corpus", help="training text file, one document per line "
                                          "(default: gensim's Wikipedia articles and Lee news)")

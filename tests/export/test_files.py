@@ -185,3 +185,7 @@ def test_json_report_is_recognised_for_overwrite(tmp_path):
     assert files.is_json_report(report)
     report.write_text(json.dumps([1, 2]))
     assert not files.is_json_report(report)
+
+
+# Export (SavedModel, TFLite) is TensorFlow's; from JAX it runs in a TensorFlow process.
+pytestmark = pytest.mark.tensorflow_only(reason="export to SavedModel / TFLite")

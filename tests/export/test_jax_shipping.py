@@ -1,5 +1,6 @@
 """Shipping from JAX: a model trained on JAX becomes a verified .tflite in one call."""
 
+import pytest
 import json
 import os
 import subprocess
@@ -69,3 +70,7 @@ def test_model_trained_on_jax_ships_as_verified_tflite(tmp_path):
     probe = np.array([[3, 14, 15, 9, 0, 0]], "int32")
     np.testing.assert_allclose(runner(token_ids=probe)["outputs"],
                                np.load(tmp_path / "jax_logits.npy"), rtol=1e-5, atol=1e-6)
+
+
+# Export (SavedModel, TFLite) is TensorFlow's; from JAX it runs in a TensorFlow process.
+pytestmark = pytest.mark.tensorflow_only(reason="export to SavedModel / TFLite")

@@ -480,3 +480,7 @@ def test_run_tflite_bad_input_gives_one_clear_error(case, exported, run_script, 
                                f"error: no vocabulary at {tmp_path / 'nope.txt'} (pass --vocabulary)"),
     }[case]
     assert_clear_error(run_script("run_tflite.py", model, *arguments), message)
+
+
+# Export (SavedModel, TFLite) is TensorFlow's; from JAX it runs in a TensorFlow process.
+pytestmark = pytest.mark.tensorflow_only(reason="export to SavedModel / TFLite")

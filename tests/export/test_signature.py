@@ -168,3 +168,7 @@ def test_frozen_mode_follows_the_layer_class_attribute(monkeypatch):
     frozen = with_embedding_mode(mlm, "frozen")
     assert frozen is not mlm and frozen.backbone.token_embedding.cached
     assert not mlm.backbone.token_embedding.cached
+
+
+# Export (SavedModel, TFLite) is TensorFlow's; from JAX it runs in a TensorFlow process.
+pytestmark = pytest.mark.tensorflow_only(reason="export to SavedModel / TFLite")

@@ -147,7 +147,7 @@ def test_bad_pairs_and_data_raise_clearly():
         distiller.fit(empty)
 
 
-@pytest.mark.tensorflow_only
+@pytest.mark.tensorflow_only(reason="tf.distribute.MirroredStrategy")
 def test_mirrored_strategy_distils_on_two_cpu_devices():
     script = textwrap.dedent(
         f"""

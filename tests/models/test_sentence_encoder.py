@@ -107,7 +107,7 @@ def test_bad_arguments_raise_naming_them():
         SentenceEncoder(backbone)
 
 
-@pytest.mark.tensorflow_only
+@pytest.mark.tensorflow_only(reason="TFLite export")
 def test_exports_a_verified_tflite_with_an_embedding_signature(tmp_path):
     from ai_edge_litert.interpreter import Interpreter
 
