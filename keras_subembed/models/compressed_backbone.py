@@ -260,7 +260,9 @@ def copy_non_embedding_weights(source, target, rename=lambda path: path):
             f"({len(missing)} in all)."
         )
     for path, variable in target_variables.items():
-        variable.assign(source_variables[path])
+        # A copy, not the source's buffer: JAX donates variable buffers to
+        # compiled steps, which would delete one model's weights under the other.
+        variable.assign(keras.ops.convert_to_numpy(source_variables[path]))
 
 
 def compress_backbone(
