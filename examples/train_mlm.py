@@ -191,7 +191,7 @@ class Throughput(keras.callbacks.Callback):
         return self.tokens_per_step * self.steps / max(self.seconds, 1e-9)
 
 
-def train_one(name, settings, preprocessor, train_dataset, heldout, args):
+def train_one(name, settings, preprocessor, train_dataset, heldout, log_prior, args):
     embedding, embedding_kwargs = settings
     keras.utils.set_random_seed(args.seed)
     backbone = CompressedRobertaBackbone(
@@ -207,8 +207,10 @@ def train_one(name, settings, preprocessor, train_dataset, heldout, args):
         # log frequencies as the output bias): short runs then compare what
         # the embeddings learn in context, not how fast a zero bias learns
         # 30k token frequencies at a small learning rate.
-        (bias,) = [w for w in masked_lm.masked_lm_head.weights if w.path.endswith("output_bias")]
-        bias.assign(args.log_prior)
+        # keras-hub keeps the head's bias private (`_bias`): its weight name
+        # is the public handle.
+        (bias,) = [w for w in masked_lm.masked_lm_head.weights if w.name == "output_bias"]
+        bias.assign(log_prior)
     epochs = max(args.steps // args.eval_every, 1)
     schedule = keras.optimizers.schedules.CosineDecay(
         0.0, decay_steps=max(args.steps - args.steps // 10, 1), alpha=0.1,
@@ -301,8 +303,8 @@ def prepare_data(args):
     tokens = np.concatenate([np.asarray(ids, "int64").reshape(-1) for ids in
                              preprocessor.tokenizer(tf.constant(train_chunks))])
     counts = np.bincount(tokens, minlength=len(vocabulary)).astype("float64") + 1.0
-    args.log_prior = np.log(counts / counts.sum()).astype("float32")
-    return preprocessor, train_dataset, heldout, (vocabulary, vocabulary_name), reserved
+    log_prior = np.log(counts / counts.sum()).astype("float32")
+    return preprocessor, train_dataset, heldout, log_prior, (vocabulary, vocabulary_name), reserved
 
 
 def print_table(results, heldout, args):
@@ -328,17 +330,18 @@ def main():
     keras.utils.set_random_seed(args.seed)
     output_dir = pathlib.Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    preprocessor, train_dataset, heldout, (vocabulary, vocabulary_name), reserved = prepare_data(args)
+    preprocessor, train_dataset, heldout, log_prior, (vocabulary, vocabulary_name), reserved = (
+        prepare_data(args))
     results, cache = [], {}
     for name in args.embeddings:
         settings = embedding_settings(name, vocabulary, reserved, args, cache)
         if settings is None:
             print(f"\n=== {name}: skipped (clustered codes need the MiniLM vocabulary and table) ===")
             continue
-        results.append(train_one(name, settings, preprocessor, train_dataset, heldout, args))
+        results.append(
+            train_one(name, settings, preprocessor, train_dataset, heldout, log_prior, args))
     print_table(results, heldout, args)
-    arguments = {k: v for k, v in vars(args).items() if k != "log_prior"}
-    summary = dict(arguments=arguments, vocabulary=vocabulary_name, results=results)
+    summary = dict(arguments=vars(args), vocabulary=vocabulary_name, results=results)
     (output_dir / "results.json").write_text(json.dumps(summary, indent=2))
     plot(results, output_dir / "mlm_results.png")
     print(f"\nwrote {output_dir}/results.json, {output_dir}/mlm_results.png and the .keras models")
