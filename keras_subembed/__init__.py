@@ -1,19 +1,25 @@
 """keras_subembed: compressed token embeddings for Keras that ship to phones.
 
-Subpackages load on first use (`keras_subembed.layers` needs neither keras-hub
-nor the export module): `assignment`, `datasets`, `evaluation`, `export`,
-`layers`, `models`, `optimizers`.
+`import keras_subembed` registers every layer and model class with Keras, so
+`keras.saving.load_model` reads any file this package wrote. `export`,
+`datasets`, `evaluation` (TensorFlow's converter, gensim, scikit-learn) load
+on first use.
 """
 
 import importlib
 
 __version__ = "0.2.0"
 
-_SUBPACKAGES = ("assignment", "datasets", "evaluation", "export", "layers", "models", "optimizers")
-__all__ = ["__version__", *_SUBPACKAGES]
+# Imported here, not lazily: Keras finds a saved class only once its module
+# has registered it.
+from keras_subembed import layers  # noqa: E402
+from keras_subembed import models  # noqa: E402
+
+_LAZY_SUBPACKAGES = ("assignment", "datasets", "evaluation", "export", "optimizers")
+__all__ = ["__version__", "layers", "models", *_LAZY_SUBPACKAGES]
 
 
 def __getattr__(name):
-    if name in _SUBPACKAGES:
+    if name in _LAZY_SUBPACKAGES:
         return importlib.import_module(f"keras_subembed.{name}")
     raise AttributeError(f"module 'keras_subembed' has no attribute {name!r}")
