@@ -1,7 +1,6 @@
 """`keras-subembed-convert`: .keras model -> SavedModel and/or verified .tflite."""
 
 import argparse
-import json
 import pathlib
 import sys
 
