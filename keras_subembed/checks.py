@@ -31,6 +31,37 @@ def check_positive_int(name, value):
     return int(value)
 
 
+def check_int(name, value):
+    """`value` as an int; `ValueError` naming `name` unless it is an integer.
+
+    A float such as 0.7 is refused rather than truncated: an index must be meant.
+    """
+    if not _is_integer(value):
+        raise ValueError(
+            f"`{name}` must be an integer. "
+            f"Received: {name}={value!r} (of type {type(value).__name__})."
+        )
+    return int(value)
+
+
+def check_positive_number(name, value):
+    """`value` as a float; `ValueError` unless it is a finite number > 0."""
+    if not _is_real(value) or not 0 < value < float("inf"):
+        raise ValueError(
+            f"`{name}` must be a finite number > 0. Received: {name}={value!r}"
+        )
+    return float(value)
+
+
+def check_non_negative_number(name, value):
+    """`value` as a float; `ValueError` unless it is a finite number >= 0."""
+    if not _is_real(value) or not 0 <= value < float("inf"):
+        raise ValueError(
+            f"`{name}` must be a finite number >= 0. Received: {name}={value!r}"
+        )
+    return float(value)
+
+
 def check_bool(name, value):
     """`value` as a bool; `ValueError` naming `name` unless it is one."""
     if not isinstance(value, (bool, np.bool_)):

@@ -1,8 +1,16 @@
 """Train a compressed encoder to match its original on unlabelled text, with `fit`."""
 
+import numbers
+
 import keras
 import keras_hub
+import numpy as np
 from keras import ops
+
+from keras_subembed.checks import check_choice
+from keras_subembed.checks import check_int
+from keras_subembed.checks import check_non_negative_number
+from keras_subembed.checks import check_positive_number
 
 from keras_subembed.models.encoder_inputs import backbone_inputs
 from keras_subembed.models.sentence_pooling import SentencePooling
@@ -93,33 +101,26 @@ class EmbeddingDistiller(keras_hub.models.Task):
         **kwargs,
     ):
         _check_pair(teacher, student)
-        if train not in TRAINABLE_PARTS:
-            raise ValueError(f"`train` must be one of {TRAINABLE_PARTS}. Received: train={train!r}")
+        check_choice("train", train, TRAINABLE_PARTS)
         num_states = len(hidden_state_names(teacher))
-        state_layers = [int(index) for index in state_layers]
-        for index in state_layers:
-            if not -num_states <= index < num_states:
-                raise ValueError(
-                    f"`state_layers` holds {index}, but the encoders have hidden states "
-                    f"0..{num_states - 1} (0 is the embedding output)."
-                )
+        state_layers = _check_state_layers(state_layers, num_states)
         state_indices = sorted({index % num_states for index in state_layers})
-        for name, weight in (("state_loss_weight", state_loss_weight),
-                             ("sentence_loss_weight", sentence_loss_weight)):
-            if isinstance(weight, bool) or not float(weight) >= 0:
-                raise ValueError(f"`{name}` must be a number >= 0. Received: {name}={weight!r}")
+        state_loss_weight = check_non_negative_number("state_loss_weight", state_loss_weight)
+        sentence_loss_weight = check_non_negative_number(
+            "sentence_loss_weight", sentence_loss_weight)
         if not (state_indices and state_loss_weight > 0) and not sentence_loss_weight > 0:
             raise ValueError("Both losses are switched off: nothing would be trained.")
 
         # === Layers ===
-        teacher.trainable = False
+        _freeze(teacher)
         student.trainable = True
         if train == "embedding":
             holder = _embedding_holder(student)
             for layer in student.layers:
-                layer.trainable = layer is holder
+                if layer is not holder:
+                    _freeze(layer)
             if holder is not student.token_embedding:
-                holder.position_embedding.trainable = False
+                _freeze(holder.position_embedding)
         self.teacher = teacher
         self.backbone = student
         self.preprocessor = preprocessor
@@ -141,7 +142,7 @@ class EmbeddingDistiller(keras_hub.models.Task):
                 reached = {id(layer) for layer in states_model.layers}
                 for layer in student.layers:
                     if id(layer) not in reached:
-                        layer.trainable = False
+                        _freeze(layer)
             states = states_model(backbone_inputs(encoder, token_ids, padding_mask))
             states = dict(zip(read, keras.tree.flatten(states)))
             for index in state_indices:
@@ -158,8 +159,8 @@ class EmbeddingDistiller(keras_hub.models.Task):
         # === Config ===
         self.state_layers = state_layers
         self.state_indices = state_indices
-        self.state_loss_weight = float(state_loss_weight)
-        self.sentence_loss_weight = float(sentence_loss_weight)
+        self.state_loss_weight = state_loss_weight
+        self.sentence_loss_weight = sentence_loss_weight
         self.pooling = pooling
         self.train = train
         # Only the measures this distiller computes show in the progress bar.
@@ -181,11 +182,14 @@ class EmbeddingDistiller(keras_hub.models.Task):
         **kwargs,
     ):
         """`keras.Model.compile`; `"auto"` builds a `LayerRateAdamW` with two rates."""
-        if optimizer == "auto":
-            embedding_name = _embedding_holder(self.student).name
+        if isinstance(optimizer, str) and optimizer == "auto":
+            learning_rate = _check_learning_rate("learning_rate", learning_rate)
+            embedding_learning_rate = _check_learning_rate(
+                "embedding_learning_rate", embedding_learning_rate)
             optimizer = LayerRateAdamW(
                 learning_rate,
-                {embedding_name: embedding_learning_rate / learning_rate},
+                {_layer_path(self.student.token_embedding):
+                 embedding_learning_rate / learning_rate},
                 weight_decay=weight_decay,
             )
         super().compile(optimizer=optimizer, **kwargs)
@@ -259,6 +263,56 @@ def _state_loss(student, teacher, mask):
     return error / ops.maximum(scale, 1e-12)
 
 
+def _freeze(layer):
+    """Freeze `layer` down to each variable.
+
+    `layer.trainable = False` is not enough: a layer deserialized frozen
+    builds its sublayers' variables trainable, and a functional model counts
+    every variable whose own flag is set, whatever its layer says.
+    """
+    layer.trainable = False
+    for variable in layer.weights:
+        variable.trainable = False
+
+
+def _layer_path(layer):
+    """The path its variables share (`"embeddings/token_embedding"`), so a rate
+    given to it reaches no sibling such as the position embedding."""
+    paths = [variable.path.split("/")[:-1] for variable in layer.weights]
+    common = paths[0] if paths else [layer.name]
+    for path in paths[1:]:
+        while path[: len(common)] != common:
+            common = common[:-1]
+    return "/".join(common) or layer.name
+
+
+def _check_state_layers(state_layers, num_states):
+    if not isinstance(state_layers, (list, tuple)):
+        raise ValueError(
+            "`state_layers` must be a list or tuple of hidden-state indices. "
+            f"Received: state_layers={state_layers!r}"
+        )
+    indices = [check_int("state_layers", index) for index in state_layers]
+    for index in indices:
+        if not -num_states <= index < num_states:
+            raise ValueError(
+                f"`state_layers` holds {index}, but the encoders have hidden states "
+                f"0..{num_states - 1} (0 is the embedding output). "
+                f"Received: state_layers={state_layers!r}"
+            )
+    return indices
+
+
+def _check_learning_rate(name, value):
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+        raise TypeError(
+            f"`{name}` must be a number; for a schedule, build the optimizer yourself "
+            "(e.g. `LayerRateAdamW(schedule, {...})`) and pass it as `optimizer`. "
+            f"Received: {name}={value!r}"
+        )
+    return check_positive_number(name, value)
+
+
 def _check_pair(teacher, student):
     for role, encoder in (("teacher", teacher), ("student", student)):
         if not isinstance(encoder, keras_hub.models.Backbone):
@@ -266,6 +320,12 @@ def _check_pair(teacher, student):
                 f"`{role}` must be a keras-hub Backbone (e.g. BertBackbone, or one from "
                 f"compress_backbone). Received: {role}={encoder!r}"
             )
+    if teacher is student or _shared_variables(teacher, student):
+        raise ValueError(
+            "`student` shares weights with `teacher`: training it would change the "
+            "teacher. Pass a separate copy (e.g. from `compress_backbone(teacher, ...)`). "
+            f"Received: teacher={teacher.name!r}, student={student.name!r}"
+        )
     teacher_inputs, student_inputs = sorted(teacher.input), sorted(student.input)
     if teacher_inputs != student_inputs:
         raise ValueError(
@@ -284,6 +344,11 @@ def _check_pair(teacher, student):
         )
     if len(hidden_state_names(teacher)) != len(hidden_state_names(student)):
         raise ValueError("The teacher and the student must have the same number of layers.")
+
+
+def _shared_variables(teacher, student):
+    teacher_ids = {id(variable) for variable in teacher.weights}
+    return [variable for variable in student.weights if id(variable) in teacher_ids]
 
 
 def _check_not_empty(data):

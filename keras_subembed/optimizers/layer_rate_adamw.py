@@ -2,6 +2,8 @@
 
 import keras
 
+from keras_subembed.checks import check_positive_number
+
 
 @keras.saving.register_keras_serializable(package="keras_subembed")
 class LayerRateAdamW(keras.optimizers.AdamW):
@@ -12,12 +14,16 @@ class LayerRateAdamW(keras.optimizers.AdamW):
     little: one optimizer, two rates. A variable whose path contains the
     layer name `name` as a segment (`"token_embedding/sub_table_0"`) is
     updated with `learning_rate * layer_rate_multipliers[name]`; the rest
-    with `learning_rate`. Works under XLA, `tf.distribute` and on JAX (the
+    with `learning_rate`. A key may also be a layer path
+    (`"embeddings/token_embedding"`), whose segments must appear in that
+    order: it names one nested layer without its siblings (RoBERTa's
+    `"embeddings"` also holds the position embedding). Works under XLA, `tf.distribute` and on JAX (the
     rate is applied in `update_step`, which every backend calls).
 
     Args:
         learning_rate: the base rate (a float or a schedule).
-        layer_rate_multipliers: `{layer name: multiplier}`.
+        layer_rate_multipliers: `{layer name or path: multiplier}`, each
+            multiplier a finite number > 0.
         **kwargs: the arguments of `keras.optimizers.AdamW`.
 
     Example:
@@ -25,26 +31,31 @@ class LayerRateAdamW(keras.optimizers.AdamW):
     """
 
     def __init__(self, learning_rate=0.001, layer_rate_multipliers=None, **kwargs):
+        if not callable(learning_rate):
+            check_positive_number("learning_rate", learning_rate)
         super().__init__(learning_rate=learning_rate, **kwargs)
+        if not isinstance(layer_rate_multipliers, (dict, type(None))):
+            raise TypeError(
+                "`layer_rate_multipliers` must be a dict {layer name: multiplier}. "
+                f"Received: layer_rate_multipliers={layer_rate_multipliers!r}"
+            )
         multipliers = dict(layer_rate_multipliers or {})
         for name, multiplier in multipliers.items():
-            if not isinstance(name, str) or not name or "/" in name:
+            if not isinstance(name, str) or not all(name.split("/")):
                 raise ValueError(
-                    "`layer_rate_multipliers` keys must be layer names. "
+                    "`layer_rate_multipliers` keys must be layer names or paths. "
                     f"Received: {name!r}"
                 )
-            if isinstance(multiplier, bool) or not float(multiplier) > 0:
-                raise ValueError(
-                    "`layer_rate_multipliers` values must be positive numbers. "
-                    f"Received: {name!r}: {multiplier!r}"
-                )
+            check_positive_number(f"layer_rate_multipliers[{name!r}]", multiplier)
         self.layer_rate_multipliers = {k: float(v) for k, v in multipliers.items()}
 
     def multiplier_for(self, variable):
         """The rate multiplier of `variable` (1.0 outside the named layers)."""
         segments = variable.path.split("/")[:-1]
         for name, multiplier in self.layer_rate_multipliers.items():
-            if name in segments:
+            wanted = name.split("/")
+            if any(segments[start: start + len(wanted)] == wanted
+                   for start in range(len(segments))):
                 return multiplier
         return 1.0
 

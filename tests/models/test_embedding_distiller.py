@@ -114,7 +114,9 @@ def test_layer_rate_adamw_scales_only_the_named_layer():
     config = optimizer.get_config()
     assert config["layer_rate_multipliers"] == {"token_embedding": 10.0}
     assert LayerRateAdamW.from_config(config).layer_rate_multipliers == {"token_embedding": 10.0}
-    with pytest.raises(ValueError, match="values must be positive numbers"):
+    with pytest.raises(ValueError, match=re.escape(
+            "`layer_rate_multipliers['token_embedding']` must be a finite number > 0. "
+            "Received: layer_rate_multipliers['token_embedding']=0")):
         LayerRateAdamW(1e-3, {"token_embedding": 0})
 
 
@@ -137,7 +139,8 @@ def test_bad_pairs_and_data_raise_clearly():
     with pytest.raises(ValueError, match=re.escape(
             "`state_layers` holds 5, but the encoders have hidden states 0..2")):
         EmbeddingDistiller(teacher, student, state_layers=(5,))
-    with pytest.raises(ValueError, match="`train` must be one of"):
+    with pytest.raises(ValueError, match=re.escape(
+            '`train` must be "all" or "embedding". Received: train=\'transformer\'')):
         EmbeddingDistiller(teacher, student, train="transformer")
     with pytest.raises(ValueError, match="Both losses are switched off"):
         EmbeddingDistiller(teacher, student, state_layers=(), sentence_loss_weight=0)
@@ -173,3 +176,100 @@ def test_mirrored_strategy_distils_on_two_cpu_devices():
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0 and "OK" in result.stdout, result.stderr[-3000:]
+
+
+def make_roberta_pair(seed=0):
+    keras.utils.set_random_seed(seed)
+    teacher = keras_hub.models.RobertaBackbone(
+        VOCAB, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
+        max_sequence_length=16, dropout=0.0)
+    return teacher, compress_backbone(teacher, "define", {"map_dim": 8, "expand_dim": 32,
+                                                          "depth": 2})
+
+
+def trainable_ids(model):
+    return {id(variable) for variable in model.trainable_weights}
+
+
+@pytest.mark.parametrize("make", [make_pair, make_roberta_pair], ids=["bert", "roberta"])
+def test_train_embedding_trains_only_the_embedding_after_the_teacher_was_frozen(make):
+    teacher, student = make()
+    EmbeddingDistiller(teacher, student)  # freezes the shared teacher
+    second = compress_backbone(teacher, "define", {"map_dim": 8, "expand_dim": 32, "depth": 2})
+    distiller = EmbeddingDistiller(teacher, second, train="embedding")
+    assert trainable_ids(distiller) == {id(w) for w in second.token_embedding.weights}
+    assert len(distiller.trainable_weights) == len(second.token_embedding.weights)
+    assert not teacher.trainable_weights
+
+
+@pytest.mark.parametrize("make", [make_pair, make_roberta_pair], ids=["bert", "roberta"])
+def test_embedding_rate_reaches_only_the_token_embedding(make):
+    teacher, student = make()
+    distiller = EmbeddingDistiller(teacher, student)
+    distiller.compile(learning_rate=1e-4, embedding_learning_rate=1e-2)
+    embedding_ids = {id(w) for w in student.token_embedding.weights}
+    rates = {w.path: distiller.optimizer.multiplier_for(w) for w in distiller.trainable_weights}
+    for weight in distiller.trainable_weights:
+        want = 100.0 if id(weight) in embedding_ids else 1.0
+        assert rates[weight.path] == pytest.approx(want), weight.path
+    # The pretrained position embedding keeps the transformer's rate.
+    assert any("position_embedding" in path for path in rates)
+    assert all(rates[path] == 1.0 for path in rates if "position_embedding" in path)
+
+
+def test_the_teacher_as_its_own_student_is_refused():
+    teacher, _ = make_pair()
+    with pytest.raises(ValueError, match=re.escape(
+            "`student` shares weights with `teacher`: training it would change the teacher.")):
+        EmbeddingDistiller(teacher, teacher)
+
+
+@pytest.mark.parametrize("arguments, error, message", [
+    ({"state_loss_weight": float("inf")}, ValueError,
+     "`state_loss_weight` must be a finite number >= 0. Received: state_loss_weight=inf"),
+    ({"state_loss_weight": "1"}, ValueError,
+     "`state_loss_weight` must be a finite number >= 0. Received: state_loss_weight='1'"),
+    ({"sentence_loss_weight": float("nan")}, ValueError,
+     "`sentence_loss_weight` must be a finite number >= 0. Received: sentence_loss_weight=nan"),
+    ({"state_layers": (0.7,)}, ValueError,
+     "`state_layers` must be an integer. Received: state_layers=0.7 (of type float)."),
+    ({"state_layers": ("x",)}, ValueError,
+     "`state_layers` must be an integer. Received: state_layers='x' (of type str)."),
+    ({"state_layers": 1}, ValueError,
+     "`state_layers` must be a list or tuple of hidden-state indices. Received: state_layers=1"),
+])
+def test_distiller_numbers_are_checked(arguments, error, message):
+    teacher, student = make_pair()
+    with pytest.raises(error, match=re.escape(message)):
+        EmbeddingDistiller(teacher, student, **arguments)
+
+
+@pytest.mark.parametrize("arguments, error, message", [
+    ({"learning_rate": 0}, ValueError,
+     "`learning_rate` must be a finite number > 0. Received: learning_rate=0"),
+    ({"learning_rate": -1e-3}, ValueError,
+     "`learning_rate` must be a finite number > 0. Received: learning_rate=-0.001"),
+    ({"embedding_learning_rate": float("nan")}, ValueError,
+     "`embedding_learning_rate` must be a finite number > 0. "
+     "Received: embedding_learning_rate=nan"),
+    ({"embedding_learning_rate": -1e-2}, ValueError,
+     "`embedding_learning_rate` must be a finite number > 0. "
+     "Received: embedding_learning_rate=-0.01"),
+    ({"learning_rate": "1e-3"}, TypeError,
+     "`learning_rate` must be a number; for a schedule, build the optimizer yourself"),
+    ({"learning_rate": keras.optimizers.schedules.ExponentialDecay(1e-3, 10, 0.9)}, TypeError,
+     "`learning_rate` must be a number; for a schedule"),
+])
+def test_compile_rates_are_checked(arguments, error, message):
+    teacher, student = make_pair()
+    distiller = EmbeddingDistiller(teacher, student)
+    with pytest.raises(error, match=re.escape(message)):
+        distiller.compile(**arguments)
+
+
+def test_layer_rate_adamw_learning_rate_is_checked():
+    with pytest.raises(ValueError, match=re.escape(
+            "`learning_rate` must be a finite number > 0. Received: learning_rate=-0.1")):
+        LayerRateAdamW(-0.1)
+    schedule = keras.optimizers.schedules.ExponentialDecay(1e-3, 10, 0.9)
+    assert LayerRateAdamW(schedule, {"token_embedding": 2.0}).layer_rate_multipliers
