@@ -33,12 +33,6 @@ def parse_args(argv=None):
     return args
 
 
-def vocabulary_of(model):
-    """The model's WordPiece vocabulary (from its preprocessor), or None."""
-    tokenizer = getattr(getattr(model, "preprocessor", None), "tokenizer", None)
-    return getattr(tokenizer, "vocabulary", None) or None
-
-
 def calibration_data(model):
     """A representative dataset for int8: sample inputs at a few lengths."""
     from keras_subembed.export.signature import ServingInputs
@@ -65,8 +59,10 @@ def check_outputs(args, vocabulary_path):
     if args.saved_model:
         files.check_folder_target(args.saved_model, args.overwrite, keep)
     if vocabulary_path:
-        files.check_file_target(vocabulary_path, args.overwrite, files.is_text_file,
-                                "a vocabulary", keep)
+        files.check_file_target(
+            vocabulary_path, args.overwrite,
+            lambda path: files.is_exported_vocabulary(path, args.tflite),
+            "the vocabulary of the .tflite file an export wrote there", keep)
     if args.json:
         files.check_file_target(args.json, args.overwrite, files.is_json_report,
                                 "a JSON export report", keep)
@@ -78,6 +74,7 @@ def main(argv=None):
     if not tensorflow_process.is_tensorflow_backend():
         return tensorflow_process.run_cli(argv)
     from keras_subembed.export.model_parts import load_model
+    from keras_subembed.export.model_parts import vocabulary_of
     from keras_subembed.export.saved_model import export_saved_model
     from keras_subembed.export.tflite import export_tflite
 
@@ -100,8 +97,8 @@ def main(argv=None):
                                       overwrite=args.overwrite)
             print(f"wrote SavedModel {path}")
         if vocabulary_path:
-            text = "\n".join(vocabulary) + "\n"
-            files.write_file(vocabulary_path, text.encode("utf-8"), args.overwrite)
+            files.write_file(vocabulary_path, files.vocabulary_text(vocabulary).encode("utf-8"),
+                             args.overwrite)
             print(f"vocabulary     {vocabulary_path}")
         if args.json:
             files.write_file(args.json, report.to_json(indent=2).encode("utf-8"), args.overwrite)

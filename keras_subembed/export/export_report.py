@@ -3,6 +3,8 @@
 import dataclasses
 import json
 
+from keras_subembed.export.flatbuffer import WRITTEN_BY
+
 
 @dataclasses.dataclass(frozen=True)
 class ExportReport:
@@ -44,6 +46,7 @@ class ExportReport:
         for name in ("verified_sequence_lengths", "inputs", "outputs"):
             values[name] = list(values[name])
         values["embedding_share"] = self.embedding_share
+        values["written_by"] = WRITTEN_BY  # lets `overwrite` replace this report later
         return values
 
     def to_json(self, **kwargs):

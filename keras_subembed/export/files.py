@@ -4,11 +4,15 @@ Every output is written under a hidden staging name beside its target and
 moved into place at the end, so a failed export leaves nothing behind; a
 staging entry left by a killed export is removed by the next export to the
 same target. Nothing is replaced unless `overwrite`, and `overwrite` only
-replaces what an export wrote (a `.tflite` file, a SavedModel folder, a JSON
-report, a vocabulary), never another file or folder.
+replaces what an export wrote, proven by content the export controls, never
+a file merely of the right kind: a `.tflite` file carries the metadata entry
+`keras_subembed`, a SavedModel folder the marker `assets.extra/keras_subembed.json`,
+a JSON report the key `written_by`, and a vocabulary is one whose
+fingerprint the `.tflite` file beside it records.
 """
 
 import contextlib
+import hashlib
 import json
 import os
 import pathlib
@@ -16,39 +20,78 @@ import re
 import secrets
 import shutil
 
+from keras_subembed.export.flatbuffer import WRITTEN_BY
+from keras_subembed.export.flatbuffer import read_metadata
+
 # What `tf.saved_model.save` writes into a SavedModel folder.
 SAVED_MODEL_ENTRIES = {"saved_model.pb", "variables", "assets", "assets.extra", "fingerprint.pb"}
+SAVED_MODEL_MARKER = pathlib.Path("assets.extra", "keras_subembed.json")
 
 
 def is_tflite_file(path):
-    """Whether `path` is a TFLite flatbuffer (file identifier "TFL3")."""
-    with open(path, "rb") as file:
-        return file.read(8)[4:8] == b"TFL3"
+    """Whether `path` is a `.tflite` file an export wrote (its metadata says so)."""
+    data = pathlib.Path(path).read_bytes()
+    return data[4:8] == b"TFL3" and read_metadata(data) is not None
 
 
 def is_saved_model(path):
+    """Whether `path` is a SavedModel folder an export wrote (it holds our marker)."""
     path = pathlib.Path(path)
-    if not path.is_dir():
+    if not path.is_dir() or path.is_symlink():
         return False
     entries = {entry.name for entry in path.iterdir()}
-    return "saved_model.pb" in entries and entries <= SAVED_MODEL_ENTRIES
+    return (entries <= SAVED_MODEL_ENTRIES and "saved_model.pb" in entries
+            and _read_json(path / SAVED_MODEL_MARKER).get("written_by") == WRITTEN_BY)
+
+
+def mark_saved_model(folder):
+    """Write the marker that lets a later `overwrite` replace this SavedModel."""
+    marker = pathlib.Path(folder, SAVED_MODEL_MARKER)
+    marker.parent.mkdir(exist_ok=True)
+    marker.write_text(json.dumps({"written_by": WRITTEN_BY}), encoding="utf-8")
 
 
 def is_json_report(path):
+    """Whether `path` is a JSON report an export wrote (`written_by` says so)."""
+    return _read_json(path).get("written_by") == WRITTEN_BY
+
+
+def _read_json(path):
     try:
         values = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return False
-    return isinstance(values, dict) and {"file_bytes", "ops"} <= set(values)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    return values if isinstance(values, dict) else {}
 
 
-def is_text_file(path):
-    data = pathlib.Path(path).read_bytes()
+def vocabulary_text(vocabulary):
+    """The `.vocab.txt` file of a vocabulary: one token a line."""
+    return "".join(f"{token}\n" for token in vocabulary)
+
+
+def vocabulary_fingerprint(vocabulary):
+    """SHA-256 of the tokens, one a line: what a runner compares with its vocabulary."""
+    return hashlib.sha256("\n".join(vocabulary).encode("utf-8")).hexdigest()
+
+
+def read_vocabulary(path):
+    """The tokens of a vocabulary file, as the tokenizers read them, or None."""
     try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
+        with open(path, encoding="utf-8") as file:
+            return [line.rstrip() for line in file]
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def is_exported_vocabulary(path, tflite_path):
+    """Whether `path` holds the vocabulary whose fingerprint `tflite_path` records."""
+    try:
+        metadata = read_metadata(pathlib.Path(tflite_path).read_bytes())
+    except OSError:
         return False
-    return b"\0" not in data
+    tokens = read_vocabulary(path)
+    return (metadata is not None and tokens is not None
+            and metadata.get("vocabulary_sha256") == vocabulary_fingerprint(tokens))
 
 
 def check_file_target(path, overwrite, is_ours, what, keep=()):
@@ -125,13 +168,21 @@ def check_not_kept(path, keep):
 
 
 def check_distinct(paths):
-    """Raise when two outputs of one export are the same path."""
+    """Raise when two outputs of one export are the same path, or one lies
+    inside another (a file written into the SavedModel folder)."""
     seen = {}
     for path in paths:
         resolved = pathlib.Path(path).resolve()
         if resolved in seen:
             raise ValueError(f"Two outputs go to the same path: {str(seen[resolved])!r}.")
         seen[resolved] = path
+    for resolved, path in seen.items():
+        for other, other_path in seen.items():
+            if other in resolved.parents:
+                raise ValueError(
+                    f"The output {str(path)!r} lies inside the output folder "
+                    f"{str(other_path)!r}; give outputs that do not hold one another."
+                )
 
 
 def staging_name(path):
@@ -215,6 +266,7 @@ def staged_folder(path, overwrite):
     os.mkdir(staging, 0o777)
     try:
         yield staging
+        mark_saved_model(staging)
         if path.exists() or path.is_symlink():
             if not overwrite or not is_saved_model(path):
                 raise FileExistsError(

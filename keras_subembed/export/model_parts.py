@@ -119,3 +119,24 @@ def max_sequence_length(model):
         if isinstance(getattr(layer, "max_sequence_length", None), int)
     ]
     return min(limits, default=None)
+
+
+def vocabulary_of(model):
+    """The model's WordPiece vocabulary (from its preprocessor), or None."""
+    tokenizer = getattr(getattr(model, "preprocessor", None), "tokenizer", None)
+    return getattr(tokenizer, "vocabulary", None) or None
+
+
+def export_metadata(model):
+    """What a runner of the `.tflite` file must check: the number of ids the
+    model takes and, when it has a preprocessor, its vocabulary's fingerprint."""
+    from keras_subembed.export.files import vocabulary_fingerprint
+
+    values = {}
+    embedding = find_token_embedding(model)
+    if embedding is not None:
+        values["vocabulary_size"] = int(embedding.input_dim)
+    vocabulary = vocabulary_of(model)
+    if vocabulary:
+        values["vocabulary_sha256"] = vocabulary_fingerprint(vocabulary)
+    return values

@@ -1,5 +1,7 @@
 """Keras model -> small, builtins-only `.tflite` file, verified against Keras."""
 
+import contextlib
+import os
 import re
 import statistics
 import tempfile
@@ -14,8 +16,10 @@ from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.export_report import ExportReport
 from keras_subembed.export.flatbuffer import embedding_constant_bytes
 from keras_subembed.export.flatbuffer import op_names
+from keras_subembed.export.flatbuffer import with_metadata
 from keras_subembed.export.model_parts import check_embedding_mode
 from keras_subembed.export.model_parts import dense_table_bytes
+from keras_subembed.export.model_parts import export_metadata
 from keras_subembed.export.model_parts import find_token_embedding
 from keras_subembed.export.model_parts import load_model
 from keras_subembed.export.model_parts import model_path
@@ -110,7 +114,9 @@ def export_tflite(
     if verify or latency_runs:
         samples = (check_sample_inputs(sample_inputs, serving_inputs) if sample_inputs is not None
                    else make_sample_inputs(model, serving_inputs, sequence_lengths))
-    flatbuffer = convert(model, serving_inputs, quantization, representative_dataset)
+    flatbuffer = convert(model, serving_inputs, quantization, representative_dataset,
+                         scratch=files.staging_name(path))
+    flatbuffer = with_metadata(flatbuffer, export_metadata(model))
     max_error, tolerance, lengths = 0.0, TOLERANCES[quantization], ()
     if verify:
         max_error, tolerance = verify_flatbuffer(
@@ -174,15 +180,19 @@ def check_latency_runs(latency_runs):
         )
 
 
-def convert(model, serving_inputs=None, quantization=None, representative_dataset=None):
+def convert(model, serving_inputs=None, quantization=None, representative_dataset=None,
+            scratch=None):
     """The `.tflite` bytes of `model`, builtin ops only, through a SavedModel.
 
-    `serving_inputs` defaults to the model's declared inputs.
+    `serving_inputs` defaults to the model's declared inputs. The SavedModel
+    is written in the folder `scratch` (removed after; an export passes a
+    staging name beside its target, which the next export cleans up if this
+    one is killed), else in the system's temporary folder.
     """
     import tensorflow as tf
 
     serving_inputs = serving_inputs or ServingInputs.of(model)
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch_folder(scratch) as tmp:
         write_saved_model(model, f"{tmp}/saved_model", serving_inputs)
         converter = tf.lite.TFLiteConverter.from_saved_model(f"{tmp}/saved_model")
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
@@ -196,6 +206,19 @@ def convert(model, serving_inputs=None, quantization=None, representative_datase
             return converter.convert()
         except Exception as error:  # ConverterError; its text names the ops
             raise unsupported_op_error(error, model) from error
+
+
+@contextlib.contextmanager
+def scratch_folder(path):
+    if path is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            yield tmp
+        return
+    os.mkdir(path, 0o700)
+    try:
+        yield str(path)
+    finally:
+        files.remove(path)
 
 
 def unsupported_op_error(error, model):

@@ -181,10 +181,82 @@ def test_staging_of_a_running_export_is_left_alone(tmp_path):
 
 def test_json_report_is_recognised_for_overwrite(tmp_path):
     report = tmp_path / "r.json"
-    report.write_text(json.dumps({"file_bytes": 1, "ops": []}))
+    report.write_text(json.dumps({"file_bytes": 1, "ops": [], "written_by": files.WRITTEN_BY}))
     assert files.is_json_report(report)
+    # Of the right kind is not enough: only what an export wrote counts.
+    report.write_text(json.dumps({"file_bytes": 1, "ops": []}))
+    assert not files.is_json_report(report)
     report.write_text(json.dumps([1, 2]))
     assert not files.is_json_report(report)
+
+
+# --- issue 20: overwrite replaces only what this package wrote, proven by its content --
+
+
+def test_cli_overwrite_keeps_a_vocabulary_it_did_not_write(saved_masked_lm, tmp_path, capsys):
+    diary = tmp_path / "diary.vocab.txt"
+    diary.write_text("dear diary\ntoday I exported a model\n")
+    assert convert_main([str(saved_masked_lm), "--tflite", str(tmp_path / "diary.tflite"),
+                         "--overwrite", "--no-verify"]) == 2
+    assert ("diary.vocab.txt' exists and is not the vocabulary of the .tflite file an "
+            "export wrote there") in capsys.readouterr().err
+    assert diary.read_text() == "dear diary\ntoday I exported a model\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["diary.vocab.txt"]
+    # What the command wrote itself it may replace.
+    diary.unlink()
+    for _ in range(2):
+        assert convert_main([str(saved_masked_lm), "--tflite", str(tmp_path / "diary.tflite"),
+                             "--overwrite", "--no-verify"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["diary.tflite", "diary.vocab.txt"]
+
+
+def test_overwrite_refuses_a_tflite_file_or_saved_model_it_did_not_write(model, tmp_path):
+    import tensorflow as tf
+
+    foreign = tmp_path / "theirs.tflite"
+    foreign.write_bytes(tflite_module.convert(model))  # a real flatbuffer, not from an export
+    with pytest.raises(FileExistsError, match="theirs.tflite' exists and is not a .tflite file"):
+        export_tflite(model, foreign, overwrite=True)
+    theirs = tmp_path / "theirs_saved_model"
+    tf.saved_model.save(tf.Module(), str(theirs))
+    before = contents(theirs)
+    with pytest.raises(FileExistsError, match="is not a SavedModel folder"):
+        export_saved_model(model, theirs, overwrite=True)
+    assert contents(theirs) == before
+    assert files.is_tflite_file(export_tflite(model, tmp_path / "ours.tflite").path)
+    assert files.is_saved_model(export_saved_model(model, tmp_path / "ours"))
+
+
+def test_cli_checks_every_output_before_writing_any(saved_masked_lm, tmp_path, capsys):
+    saved = tmp_path / "sm"
+    export_saved_model(saved_masked_lm, saved)
+    before = contents(tmp_path)
+    assert convert_main([str(saved_masked_lm), "--tflite", str(saved / "x.tflite"),
+                         "--saved-model", str(saved), "--overwrite"]) == 2
+    assert "x.tflite' lies inside the output folder" in capsys.readouterr().err
+    assert contents(tmp_path) == before
+
+
+def test_killed_tflite_export_leaves_its_scratch_beside_the_target(model, tmp_path,
+                                                                   monkeypatch):
+    def write_then_get_killed(model, directory, serving_inputs):
+        pathlib.Path(directory).mkdir()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    monkeypatch.setattr(tflite_module, "write_saved_model", write_then_get_killed)
+    child = os.fork()
+    if child == 0:
+        try:
+            export_tflite(model, tmp_path / "m.tflite")
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(child, 0)
+    assert os.WIFSIGNALED(status)
+    (stale,) = tmp_path.iterdir()  # not in the system's temporary folder
+    assert stale.name.startswith(".m.tflite.partial-")
+    monkeypatch.undo()
+    export_tflite(model, tmp_path / "m.tflite")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.tflite"]
 
 
 # Export (SavedModel, TFLite) is TensorFlow's; from JAX it runs in a TensorFlow process.
