@@ -17,6 +17,8 @@ with `search_text.py`.
 """
 
 import argparse
+import hashlib
+import json
 import pathlib
 import statistics
 import sys
@@ -34,6 +36,8 @@ from wordpiece_tokenizer import VocabularyError  # noqa: E402
 from wordpiece_tokenizer import WordPieceTokenizer  # noqa: E402
 
 SIGNATURE = "serving_default"
+# The metadata entry keras_subembed's export writes into a .tflite file.
+METADATA_NAME = b"keras_subembed"
 
 
 class RunnerError(Exception):
@@ -89,17 +93,56 @@ def open_signature(model_path, required_inputs, threads=1):
     return interpreter.get_signature_runner(SIGNATURE)
 
 
+def vocabulary_path_of(model_path, vocabulary_path=None):
+    """`vocabulary_path`, else the <model>.vocab.txt the export wrote beside the model."""
+    return pathlib.Path(vocabulary_path or pathlib.Path(model_path).with_suffix(".vocab.txt"))
+
+
+def read_export_metadata(model_path):
+    """What keras_subembed's export recorded in the .tflite file ({} for other files):
+    the number of ids the model takes, its vocabulary's fingerprint."""
+    from ai_edge_litert import schema_py_generated as schema
+
+    try:
+        model = schema.Model.GetRootAsModel(pathlib.Path(model_path).read_bytes(), 0)
+        for index in range(model.MetadataLength()):
+            entry = model.Metadata(index)
+            if entry.Name() == METADATA_NAME:
+                values = json.loads(model.Buffers(entry.Buffer()).DataAsNumpy().tobytes())
+                return values if isinstance(values, dict) else {}
+    except (OSError, ValueError, AttributeError, IndexError):
+        return {}
+    return {}
+
+
+def check_vocabulary(tokenizer, metadata, path):
+    """Refuses a vocabulary other than the one the model was exported with: its
+    ids would reach other rows (or none) of the model's table, silently."""
+    tokens = tokenizer.vocabulary
+    size = metadata.get("vocabulary_size")
+    if size is not None and len(tokens) != size:
+        raise RunnerError(f"{path} has {len(tokens)} tokens but the model takes {size} ids: "
+                          "pass the vocabulary it was trained with")
+    fingerprint = metadata.get("vocabulary_sha256")
+    if fingerprint and hashlib.sha256("\n".join(tokens).encode("utf-8")).hexdigest() != fingerprint:
+        raise RunnerError(f"{path} is not the vocabulary the model was exported with (its "
+                          "tokens differ): pass the vocabulary it was trained with")
+
+
 def load_tokenizer(model_path, vocabulary_path=None, **kwargs):
-    """The WordPiece tokenizer of `vocabulary_path` (default: <model>.vocab.txt)."""
-    path = pathlib.Path(vocabulary_path or pathlib.Path(model_path).with_suffix(".vocab.txt"))
+    """The WordPiece tokenizer of `vocabulary_path` (default: <model>.vocab.txt),
+    checked against what the export recorded in the model file."""
+    path = vocabulary_path_of(model_path, vocabulary_path)
     if not path.is_file():
         raise RunnerError(f"no vocabulary at {path} (pass --vocabulary)")
     try:
-        return WordPieceTokenizer.from_file(path, **kwargs)
+        tokenizer = WordPieceTokenizer.from_file(path, **kwargs)
     except VocabularyError as error:
         raise RunnerError(f"{path}: {error}") from None
     except UnicodeDecodeError as error:
         raise RunnerError(f"{path} is not UTF-8 text (byte {error.start})") from None
+    check_vocabulary(tokenizer, read_export_metadata(model_path), path)
+    return tokenizer
 
 
 def invoke(runner, inputs):

@@ -19,6 +19,7 @@ Progress goes to stderr for large files; errors are one `error:` line, exit code
 """
 
 import argparse
+import io
 import os
 import pathlib
 import sys
@@ -41,8 +42,12 @@ from run_tflite import open_signature  # noqa: E402
 from run_tflite import positive_int  # noqa: E402
 from run_tflite import print_latency  # noqa: E402
 from run_tflite import run_command  # noqa: E402
+from run_tflite import vocabulary_path_of  # noqa: E402
 
 INPUTS = ("token_ids", "padding_mask")
+# Written into the .npy header (a Python comment numpy skips): --overwrite
+# replaces only a file that carries it, one this script wrote.
+NPY_MARKER = b"# written by search_text.py"
 # Files with at least this many lines report progress on stderr.
 PROGRESS_LINES = 256
 
@@ -137,7 +142,8 @@ def cosine_top_k(queries, corpus, top_k):
 
 
 def check_output(path, overwrite, protected):
-    """Refuses an --output that is not .npy, is an input, or exists (unless --overwrite)."""
+    """Refuses an --output that is not .npy, is an input, cannot be written, or
+    exists (unless --overwrite, and then only a file this script wrote)."""
     path = pathlib.Path(path)
     if path.suffix != ".npy":
         raise RunnerError(f"--output must end in .npy, got {path}")
@@ -147,26 +153,60 @@ def check_output(path, overwrite, protected):
         raise RunnerError(f"--output {path} exists and is not a file")
     if path.exists() and not overwrite:
         raise RunnerError(f"{path} exists; pass --overwrite to replace it")
+    if path.exists() and not is_our_npy(path):
+        raise RunnerError(f"{path} exists and is not a .npy file search_text.py wrote; "
+                          "--overwrite only replaces those. Choose another path or remove it yourself")
     if not path.parent.is_dir():
         raise RunnerError(f"no folder {path.parent} for --output")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise RunnerError(f"cannot write in the folder {path.parent} (permission denied)")
+
+
+def npy_bytes(array):
+    """The .npy file of `array`, its header marked as written by this script."""
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    data = buffer.getvalue()
+    header_length = int.from_bytes(data[8:10], "little")
+    header = data[10: 10 + header_length].rstrip(b" \n") + b" " + NPY_MARKER
+    # Pad so the data starts on a 64-byte boundary, as numpy writes it.
+    padded = -(-(10 + len(header) + 1) // 64) * 64 - 10
+    header = header.ljust(padded - 1) + b"\n"
+    return data[:8] + len(header).to_bytes(2, "little") + header + data[10 + header_length:]
+
+
+def is_our_npy(path):
+    with open(path, "rb") as file:
+        start = file.read(10)
+        if len(start) < 10 or not start.startswith(b"\x93NUMPY\x01"):
+            return False
+        return NPY_MARKER in file.read(int.from_bytes(start[8:10], "little"))
 
 
 def write_array(path, array, overwrite, protected):
-    """np.save through a temporary file; without `overwrite`, never replaces a file,
+    """The .npy file through a temporary file; without `overwrite`, never replaces a file,
     even one that appeared while the vectors were computed."""
     check_output(path, overwrite, protected)
     path = pathlib.Path(path)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        raise RunnerError(f"cannot write {path}: {error.strerror}") from None
     try:
         with os.fdopen(handle, "wb") as file:
-            np.save(file, array)
+            file.write(npy_bytes(array))
         os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's 0600 is not what users expect
+        if overwrite and path.exists() and not is_our_npy(path):
+            raise RunnerError(f"{path} was replaced while embedding by a file search_text.py "
+                              "did not write; it was kept")
         if overwrite:
             os.replace(temporary, path)
         else:
             os.link(temporary, path)  # fails if the name exists
     except FileExistsError:
         raise RunnerError(f"{path} appeared while embedding; it was not replaced") from None
+    except OSError as error:
+        raise RunnerError(f"cannot write {path}: {error.strerror}") from None
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
@@ -207,13 +247,14 @@ def parse_arguments(argv):
 def main(argv=None):
     args = parse_arguments(argv)
     lines = read_lines(args.corpus or args.embed)
+    inputs = [args.embed, args.model, vocabulary_path_of(args.model, args.vocabulary)]
     if args.output:  # fail before the work, not after it
-        check_output(args.output, args.overwrite, [args.embed, args.model])
+        check_output(args.output, args.overwrite, inputs)
     encoder = SentenceEncoder(args.model, args.vocabulary, args.sequence_length, args.threads)
     progress = len(lines) >= PROGRESS_LINES
     if args.embed:
         vectors = encoder.embed(lines, args.batch_size, progress)
-        write_array(args.output, vectors, args.overwrite, [args.embed, args.model])
+        write_array(args.output, vectors, args.overwrite, inputs)
         print(f"wrote {args.output}: {vectors.shape[0]} x {vectors.shape[1]} float32")
     else:
         numbers = [i for i, line in enumerate(lines) if line.strip()]

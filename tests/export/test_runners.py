@@ -401,12 +401,75 @@ def test_search_text_overwrite_replaces_only_a_file(exported, run_script, tmp_pa
     result = run_script("search_text.py", exported["folder"] / "encoder.tflite", "--embed", corpus,
                         "--output", tmp_path / "folder.npy", "--overwrite")
     assert_clear_error(result, "exists and is not a file")
-    (tmp_path / "v.npy").write_bytes(b"old")
-    result = run_script("search_text.py", exported["folder"] / "encoder.tflite", "--embed", corpus,
-                        "--output", tmp_path / "v.npy", "--overwrite")
-    assert result.returncode == 0, result.stderr
+    # Only a file this script wrote is replaced, not merely any file (or any .npy).
+    for old in (b"old", npy_of(np.zeros((1, 8), "float32"))):
+        (tmp_path / "v.npy").write_bytes(old)
+        result = run_script("search_text.py", exported["folder"] / "encoder.tflite", "--embed", corpus,
+                            "--output", tmp_path / "v.npy", "--overwrite")
+        assert_clear_error(result, "exists and is not a .npy file search_text.py wrote")
+        assert (tmp_path / "v.npy").read_bytes() == old
+    (tmp_path / "v.npy").unlink()
+    for _ in range(2):
+        result = run_script("search_text.py", exported["folder"] / "encoder.tflite", "--embed", corpus,
+                            "--output", tmp_path / "v.npy", "--overwrite")
+        assert result.returncode == 0, result.stderr
     assert np.load(tmp_path / "v.npy").shape == (1, 8)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt", "folder.npy", "v.npy"]
+
+
+def npy_of(array):
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+def test_search_text_output_is_never_its_vocabulary(exported, run_script, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("one line\n", encoding="utf-8")
+    vocabulary = tmp_path / "v.npy"  # a vocabulary file with an unusual name
+    vocabulary.write_bytes(exported["vocabulary"].read_bytes())
+    result = run_script("search_text.py", exported["folder"] / "encoder.tflite", "--vocabulary",
+                        vocabulary, "--embed", corpus, "--output", vocabulary, "--overwrite")
+    assert_clear_error(result, f"--output {vocabulary} is one of the input files")
+    assert vocabulary.read_bytes() == exported["vocabulary"].read_bytes()
+
+
+def test_search_text_into_a_folder_it_cannot_write_gives_one_clear_error(exported, run_script,
+                                                                        tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("one line\n", encoding="utf-8")
+    result = run_script("search_text.py", exported["folder"] / "encoder.tflite", "--embed", corpus,
+                        "--output", "/proc/vectors.npy")
+    assert_clear_error(result, "cannot write /proc/vectors.npy")
+
+
+def test_runners_refuse_a_vocabulary_the_model_was_not_exported_with(exported, run_script,
+                                                                      tmp_path):
+    from keras_subembed.export.files import vocabulary_fingerprint
+    from keras_subembed.export.flatbuffer import with_metadata
+
+    tokens = exported["vocabulary"].read_text(encoding="utf-8").splitlines()
+    model = tmp_path / "encoder.tflite"
+    model.write_bytes(with_metadata((exported["folder"] / "encoder.tflite").read_bytes(), {
+        "vocabulary_size": len(tokens), "vocabulary_sha256": vocabulary_fingerprint(tokens)}))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("police said\n", encoding="utf-8")
+    right = tmp_path / "right.txt"
+    right.write_text("\n".join(tokens) + "\n", encoding="utf-8")
+    swapped = tmp_path / "swapped.txt"  # same size, two words swapped: ids silently wrong
+    words = tokens[:-2] + tokens[-2:][::-1]
+    swapped.write_text("\n".join(words) + "\n", encoding="utf-8")
+    longer = tmp_path / "longer.txt"
+    longer.write_text("\n".join(tokens + ["extra"]) + "\n", encoding="utf-8")
+    result = run_script("search_text.py", model, "--vocabulary", right, "--corpus", corpus, "police")
+    assert result.returncode == 0, result.stderr
+    result = run_script("search_text.py", model, "--vocabulary", swapped, "--corpus", corpus, "police")
+    assert_clear_error(result, f"{swapped} is not the vocabulary the model was exported with")
+    result = run_script("search_text.py", model, "--vocabulary", longer, "--corpus", corpus, "police")
+    assert_clear_error(result, f"{longer} has {len(tokens) + 1} tokens but the model takes "
+                               f"{len(tokens)} ids")
 
 
 # --- run_tflite.py -------------------------------------------------------------------------
