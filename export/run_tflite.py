@@ -131,17 +131,21 @@ def check_vocabulary(tokenizer, metadata, path):
 
 def load_tokenizer(model_path, vocabulary_path=None, **kwargs):
     """The WordPiece tokenizer of `vocabulary_path` (default: <model>.vocab.txt),
-    checked against what the export recorded in the model file."""
+    checked against what the export recorded in the model file, and
+    normalising text as the model's tokenizer did (`lowercase`, `strip_accents`)."""
     path = vocabulary_path_of(model_path, vocabulary_path)
     if not path.is_file():
         raise RunnerError(f"no vocabulary at {path} (pass --vocabulary)")
+    metadata = read_export_metadata(model_path)
+    kwargs = {**{name: bool(metadata[name]) for name in ("lowercase", "strip_accents")
+                 if name in metadata}, **kwargs}
     try:
         tokenizer = WordPieceTokenizer.from_file(path, **kwargs)
     except VocabularyError as error:
         raise RunnerError(f"{path}: {error}") from None
     except UnicodeDecodeError as error:
         raise RunnerError(f"{path} is not UTF-8 text (byte {error.start})") from None
-    check_vocabulary(tokenizer, read_export_metadata(model_path), path)
+    check_vocabulary(tokenizer, metadata, path)
     return tokenizer
 
 

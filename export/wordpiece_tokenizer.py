@@ -5,8 +5,10 @@ Reproduces `keras_hub.models.BertTokenizer` (and so keras-hub's
 `run_tflite.py` / `search_text.py`, feeds a `.tflite` model exactly the ids
 it was trained on. The steps, in keras-hub's order:
 
-1. optionally strip accents (NFD, drop combining marks); BERT models keep
-   them, so "café" stays "café" (and becomes [UNK] if "##é" is missing);
+1. strip accents (NFD, drop combining marks) when the model's tokenizer
+   does: uncased BERT models such as MiniLM do ("café" -> "cafe"); the
+   export records it in the .tflite file and `run_tflite.load_tokenizer`
+   follows it (the default here keeps them, as keras-hub's BertTokenizer);
 2. split on ASCII whitespace and control/format characters (dropped), on
    punctuation (ASCII symbols count) and CJK ideographs (kept as words), and,
    when asked, around the special tokens written in the text;

@@ -128,8 +128,9 @@ def vocabulary_of(model):
 
 
 def export_metadata(model):
-    """What a runner of the `.tflite` file must check: the number of ids the
-    model takes and, when it has a preprocessor, its vocabulary's fingerprint."""
+    """What a runner of the `.tflite` file must follow: the number of ids the
+    model takes and, when it has a preprocessor, its vocabulary's fingerprint
+    and text normalisation (`lowercase`, `strip_accents`)."""
     from keras_subembed.export.files import vocabulary_fingerprint
 
     values = {}
@@ -139,4 +140,8 @@ def export_metadata(model):
     vocabulary = vocabulary_of(model)
     if vocabulary:
         values["vocabulary_sha256"] = vocabulary_fingerprint(vocabulary)
+        tokenizer = model.preprocessor.tokenizer
+        for name in ("lowercase", "strip_accents"):
+            if isinstance(getattr(tokenizer, name, None), bool):
+                values[name] = getattr(tokenizer, name)
     return values

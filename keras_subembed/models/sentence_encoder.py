@@ -7,7 +7,11 @@ import keras_hub
 
 from keras_subembed.models.encoder_inputs import backbone_inputs
 from keras_subembed.models.encoder_inputs import sequence_output
+from keras_subembed.models.sentence_encoder_preprocessor import DEFAULT_SEQUENCE_LENGTH
 from keras_subembed.models.sentence_encoder_preprocessor import SentenceEncoderPreprocessor
+from keras_subembed.models.sentence_encoder_preprocessor import check_sequence_length
+from keras_subembed.models.sentence_encoder_preprocessor import model_sequence_limit
+from keras_subembed.models.sentence_encoder_preprocessor import read_json
 from keras_subembed.models.sentence_pooling import SentencePooling
 
 
@@ -59,24 +63,35 @@ class SentenceEncoder(keras_hub.models.Task):
         self.normalize = normalize
 
     @classmethod
-    def from_preset(cls, preset, sequence_length=128, pooling=None, **kwargs):
+    def from_preset(cls, preset, sequence_length=None, pooling=None, **kwargs):
         """A sentence encoder from a keras-hub preset or a local Hugging Face folder.
 
-        The folder of a sentence-transformers model (e.g.
-        `keras_subembed.datasets.minilm_preset_dir()`) also gives the pooling
-        (`1_Pooling/config.json`) unless `pooling` is given; otherwise it is
-        `"mean"`.
+        Follows the model's own files: the tokenizer's normaliser (see
+        `SentenceEncoderPreprocessor.from_preset`), the length it was trained
+        with (`sentence_bert_config.json`'s `max_seq_length`, at most the
+        position table; the default `sequence_length`, and its upper bound)
+        and, for a sentence-transformers folder (e.g.
+        `keras_subembed.datasets.minilm_preset_dir()`), the pooling
+        (`1_Pooling/config.json`) unless `pooling` is given; otherwise `"mean"`.
         """
         preset = str(preset)  # keras-hub takes names and folders as strings only
         backbone = keras_hub.models.Backbone.from_preset(preset)
-        tokenizer = keras_hub.tokenizers.Tokenizer.from_preset(preset)
+        limits = [limit for limit in (model_sequence_limit(preset),
+                                      getattr(backbone, "max_sequence_length", None)) if limit]
+        limit = min(limits, default=None)
+        if sequence_length is None:
+            sequence_length = limit or DEFAULT_SEQUENCE_LENGTH
+        sequence_length = check_sequence_length(sequence_length, limit)
         if pooling is None:
             pooling = "mean"
-            if (pathlib.Path(preset) / "1_Pooling" / "config.json").is_file():
+            pooling_file = pathlib.Path(preset) / "1_Pooling" / "config.json"
+            if pooling_file.is_file():
                 from keras_subembed.datasets import minilm_pooling
 
+                read_json(pooling_file)  # a damaged file is named, not a bare JSON error
                 pooling = minilm_pooling(preset)
-        preprocessor = SentenceEncoderPreprocessor(tokenizer, sequence_length=sequence_length)
+        preprocessor = SentenceEncoderPreprocessor.from_preset(
+            preset, sequence_length=sequence_length)
         return cls(backbone, preprocessor, pooling=pooling, **kwargs)
 
     def get_config(self):

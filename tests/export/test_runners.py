@@ -547,3 +547,73 @@ def test_run_tflite_bad_input_gives_one_clear_error(case, exported, run_script, 
 
 # Export (SavedModel, TFLite) is TensorFlow's; from JAX it runs in a TensorFlow process.
 pytestmark = pytest.mark.tensorflow_only(reason="export to SavedModel / TFLite")
+
+
+# --- issue 20 item 9: the device tokenizer follows the model's normaliser -------------------
+
+
+def load_script(name):
+    spec = importlib.util.spec_from_file_location(name, EXPORT / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def with_recorded_vocabulary(model_bytes, vocabulary_file, **normalisation):
+    from keras_subembed.export.files import read_vocabulary
+    from keras_subembed.export.files import vocabulary_fingerprint
+    from keras_subembed.export.flatbuffer import with_metadata
+
+    tokens = read_vocabulary(vocabulary_file)
+    return with_metadata(model_bytes, dict(normalisation, vocabulary_size=len(tokens),
+                                           vocabulary_sha256=vocabulary_fingerprint(tokens)))
+
+
+@pytest.mark.parametrize("vocabulary", VOCABULARIES)
+def test_device_tokenizer_follows_the_normalisation_the_export_recorded(vocabulary, exported,
+                                                                      vocabularies, tmp_path):
+    vocabulary_file = vocabularies[vocabulary]
+    model = tmp_path / "m.tflite"
+    model.write_bytes(with_recorded_vocabulary((exported["folder"] / "encoder.tflite").read_bytes(),
+                                               vocabulary_file, lowercase=True, strip_accents=True))
+    ours = load_script("run_tflite").load_tokenizer(model, vocabulary_file)
+    assert (ours.lowercase, ours.strip_accents) == (True, True)
+    theirs = keras_hub_tokenizer(vocabulary_file)
+    theirs.strip_accents = True  # what SentenceEncoderPreprocessor.from_preset sets for MiniLM
+    python_path, graph_path = keras_hub_ids(theirs, MIXED_SCRIPT)
+    for text, eager, graph in zip(MIXED_SCRIPT, python_path, graph_path):
+        assert ours.tokenize(text) == eager == graph, (text, ours.tokens(text))
+    assert not set("ïéè") & set("".join(ours.tokens("naïve café résumé")))
+
+
+@needs_minilm
+def test_device_tokenizer_matches_the_models_tokenizer_json_on_accented_text(exported, tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    reference = tokenizers.Tokenizer.from_file(str(MINILM_DIR / "tokenizer.json"))
+    reference.no_padding()
+    reference.no_truncation()
+    model = tmp_path / "m.tflite"
+    model.write_bytes(with_recorded_vocabulary((exported["folder"] / "encoder.tflite").read_bytes(),
+                                               MINILM_DIR / "vocab.txt", lowercase=True,
+                                               strip_accents=True))
+    ours = load_script("run_tflite").load_tokenizer(model, MINILM_DIR / "vocab.txt")
+    for text in ["naïve café résumé", "Naïve CAFÉ Résumé", "Crème brûlée à São Paulo, Zürich",
+                 "combining e\u0301 a\u0308 n\u0303", "русский язык, Ελληνικά γλώσσα"]:
+        assert ours.tokenize(text) == reference.encode(text, add_special_tokens=False).ids, text
+    assert ours.tokens("naïve café résumé") == ["naive", "cafe", "resume"]
+
+
+def test_export_records_the_preprocessors_normalisation():
+    from keras_subembed.export.model_parts import export_metadata
+    from keras_subembed.models import SentenceEncoder
+    from keras_subembed.models import SentenceEncoderPreprocessor
+
+    tokens = news_vocabulary()
+    backbone = keras_hub.models.BertBackbone(len(tokens), num_layers=1, num_heads=2, hidden_dim=8,
+                                             intermediate_dim=16, max_sequence_length=16)
+    tokenizer = keras_hub.models.BertTokenizer(vocabulary=tokens, lowercase=True)
+    tokenizer.strip_accents = True
+    encoder = SentenceEncoder(backbone, SentenceEncoderPreprocessor(tokenizer, sequence_length=8))
+    metadata = export_metadata(encoder)
+    assert metadata["vocabulary_size"] == len(tokens)
+    assert (metadata["lowercase"], metadata["strip_accents"]) == (True, True)

