@@ -154,6 +154,7 @@ class ALONEEmbedding(CompressedEmbedding):
         )
         if self.filter_kind == "binary":
             random_filters.check_threshold(self._threshold, self.p0, self.num_source_matrices)
+        _check_filters_stay_distinct(self)
         if base_initializer is None:
             exponent = -0.05 if self.filter_kind == "binary" else -0.3
             base_initializer = keras.initializers.RandomNormal(
@@ -344,3 +345,35 @@ class ALONEEmbedding(CompressedEmbedding):
             }
         )
         return config
+
+
+# Refused above this expected share of ids whose filter (hence vector) equals
+# another id's: such ids cannot be told apart, whatever the training.
+MAX_SHARED_FILTER_SHARE = 0.1
+
+
+def _check_filters_stay_distinct(layer):
+    """`ValueError` when the settings make many ids share one filter.
+
+    Two ids get the same filter when they draw the same row from every source
+    matrix (probability `source_columns ** -num_source_matrices`) or, for
+    binary filters, when all `base_dim` bits agree (each with probability
+    `p0**2 + (1 - p0)**2`). The expected share of the `input_dim` ids that
+    collide with another is bounded, as measured filters confirm.
+    """
+    same_rows = float(layer.source_columns) ** -layer.num_source_matrices
+    same_bits = 0.0
+    if layer.filter_kind == "binary":
+        same_bits = (layer.p0**2 + (1 - layer.p0) ** 2) ** layer.base_dim
+    pair = same_rows + (1 - same_rows) * same_bits
+    share = 1 - (1 - pair) ** (layer.input_dim - 1)
+    if share > MAX_SHARED_FILTER_SHARE:
+        raise ValueError(
+            f"These ALONE settings collapse the filters: about {share:.0%} of the "
+            f"{layer.input_dim} ids would share their filter (so their vector) with "
+            "another id. Raise `base_dim`, keep `p0` nearer 0.5 or use more "
+            "`num_source_matrices` / `source_columns`. Received: "
+            f"p0={layer.p0!r}, base_dim={layer.base_dim}, "
+            f"num_source_matrices={layer.num_source_matrices}, "
+            f"source_columns={layer.source_columns}, filter_kind={layer.filter_kind!r}"
+        )

@@ -139,10 +139,11 @@ def test_degenerate_p0_is_rejected_naming_the_usable_range(kwargs, message):
         ALONEEmbedding(100, 8, **kwargs)
 
 
-def test_p0_just_inside_the_usable_range_is_accepted():
+def test_p0_inside_the_bit_resolution_still_refused_when_filters_collapse():
+    # Issue 20 item 12: drawable bits are not enough; nearly every filter is the same.
     for p0, num_matrices in [(0.9999997, 8), (3e-8, 1)]:
-        layer = ALONEEmbedding(100, 8, p0=p0, num_source_matrices=num_matrices, seed=3)
-        assert 0 < layer._threshold < 2**24
+        with pytest.raises(ValueError, match="These ALONE settings collapse the filters"):
+            ALONEEmbedding(100, 8, p0=p0, num_source_matrices=num_matrices, seed=3)
     # p0 does not matter for real filters
     ALONEEmbedding(100, 8, filter_kind="real", p0=0.9999999)
 
@@ -172,7 +173,7 @@ def test_from_pretrained_accepts_an_explicit_codes_array():
 
 
 def test_numpy_scalars_are_accepted_as_keras_does():
-    alone = ALONEEmbedding(np.int64(100), np.int32(8), p0=np.float32(0.25),
+    alone = ALONEEmbedding(np.int64(100), np.int32(16), p0=np.float32(0.25),
                            dropout=np.float64(0.1), volatile=np.bool_(False), seed=np.uint32(4))
     assert (alone.input_dim, alone.p0, alone.dropout, alone.volatile, alone.seed) == (
         100, 0.25, pytest.approx(0.1), False, 4)
