@@ -348,8 +348,9 @@ class ALONEEmbedding(CompressedEmbedding):
 
 
 # Refused above this expected share of ids whose filter (hence vector) equals
-# another id's: such ids cannot be told apart, whatever the training.
-MAX_SHARED_FILTER_SHARE = 0.1
+# another id's: such ids cannot be told apart, whatever the training. Small
+# test-sized layers lose a few ids by chance; a quarter is a broken setting.
+MAX_SHARED_FILTER_SHARE = 0.25
 
 
 def _check_filters_stay_distinct(layer):
