@@ -13,6 +13,8 @@ from keras_subembed.checks import check_non_negative_number
 from keras_subembed.checks import check_positive_number
 
 from keras_subembed.models.encoder_inputs import backbone_inputs
+from keras_subembed.models.encoder_inputs import check_id_batch
+from keras_subembed.models.encoder_inputs import narrow_ids
 from keras_subembed.models.sentence_pooling import SentencePooling
 from keras_subembed.optimizers.layer_rate_adamw import LayerRateAdamW
 
@@ -194,6 +196,13 @@ class EmbeddingDistiller(keras_hub.models.Task):
             )
         super().compile(optimizer=optimizer, **kwargs)
 
+    def compile_from_config(self, config):
+        # Keras skips a custom `compile` on load, leaving the model unable to
+        # `fit`; the saved config holds the built optimizer, so compile with it.
+        self.compile(**keras.saving.deserialize_keras_object(config))
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
+
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         mask = ops.cast(x["padding_mask"], "float32")
         loss = ops.convert_to_tensor(0.0)
@@ -224,9 +233,26 @@ class EmbeddingDistiller(keras_hub.models.Task):
             loss = loss + ops.sum(self.losses)
         return loss
 
+    def call(self, inputs, training=None, mask=None):
+        return super().call(narrow_ids(inputs), training=training, mask=mask)
+
     def fit(self, x=None, *args, **kwargs):
         _check_not_empty(x)
+        self._check_ids(x)
         return super().fit(x, *args, **kwargs)
+
+    def evaluate(self, x=None, *args, **kwargs):
+        self._check_ids(x)
+        return super().evaluate(x, *args, **kwargs)
+
+    def predict(self, x=None, *args, **kwargs):
+        self._check_ids(x)
+        return super().predict(x, *args, **kwargs)
+
+    def _check_ids(self, x):
+        limit = getattr(self.student, "max_sequence_length", None)
+        check_id_batch(x, self.student.token_embedding.input_dim,
+                       limit if isinstance(limit, int) else None)
 
     def get_config(self):
         config = super().get_config()

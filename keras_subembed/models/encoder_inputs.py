@@ -1,6 +1,10 @@
 """The input dict a keras-hub text encoder expects, from token ids and a padding mask."""
 
 import keras
+import numpy as np
+from keras import ops
+
+from keras_subembed.layers.compressed_embedding import known_values
 
 SUPPORTED_INPUTS = ("token_ids", "padding_mask", "segment_ids")
 
@@ -39,3 +43,83 @@ def sequence_output(backbone, outputs):
             )
         return outputs["sequence_output"]
     return outputs
+
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+# Integer dtypes whose values all fit int32: Keras's cast to the inputs' int32 is exact.
+NARROW_INTEGERS = ("int8", "int16", "int32", "uint8", "uint16")
+
+
+def narrow_ids(inputs):
+    """`inputs` with wide integer ids made safe for the model's int32 inputs.
+
+    Keras casts what a functional model receives to its `Input` dtypes, so an
+    int64 id of 2**32 + 5 would reach the embedding as 5: another token's
+    vector. Called before that cast: an eager call raises naming the values;
+    in a compiled graph (no error possible) such ids become -1, out of range,
+    which the package's embeddings give the zero vector, and a wide mask
+    becomes `mask != 0`.
+    """
+    if not isinstance(inputs, dict):
+        return inputs
+    inputs = dict(inputs)
+    for name in ("token_ids", "padding_mask", "segment_ids"):
+        if name in inputs and not isinstance(inputs[name], keras.KerasTensor):
+            check_int32_values(name, inputs[name])
+            inputs[name] = _narrowed(name, inputs[name])
+    return inputs
+
+
+def check_int32_values(name, value):
+    """`ValueError` when integer `value` (known now) holds values outside int32."""
+    values = known_values(value)
+    if values is None or not np.issubdtype(values.dtype, np.integer) or not values.size:
+        return
+    outside = values[(values < INT32_MIN) | (values > INT32_MAX)]
+    if outside.size:
+        raise ValueError(
+            f"`{name}` holds values outside int32, which the model's int32 inputs would "
+            f"wrap onto other ids: {outside[:5].tolist()}. "
+            f"Received: {name} of dtype {values.dtype}"
+        )
+
+
+def _narrowed(name, value):
+    value = ops.convert_to_tensor(value)
+    dtype = keras.backend.standardize_dtype(value.dtype)
+    if "int" not in dtype or dtype in NARROW_INTEGERS:
+        return value
+    if name == "padding_mask":
+        return ops.cast(ops.not_equal(value, 0), "int32")
+    outside = ops.logical_or(ops.greater(value, INT32_MAX), ops.less(value, INT32_MIN))
+    return ops.where(outside, ops.cast(-1, dtype), value)
+
+
+def check_id_batch(x, vocabulary_size=None, max_sequence_length=None):
+    """Checks a dict of id arrays known now (NumPy, eager tensors) before `fit`,
+    `evaluate` or `predict` trace a graph that could only fail obscurely."""
+    if not isinstance(x, dict) or "token_ids" not in x:
+        return
+    token_ids = known_values(x["token_ids"])
+    if token_ids is None:
+        return
+    check_int32_values("token_ids", token_ids)
+    if vocabulary_size is not None and token_ids.size and (
+            token_ids.min() < 0 or token_ids.max() >= vocabulary_size):
+        outside = token_ids[(token_ids < 0) | (token_ids >= vocabulary_size)]
+        raise ValueError(
+            f"`token_ids` must be in [0, {vocabulary_size}) (the vocabulary size). "
+            f"Received ids: {outside[:5].tolist()}"
+        )
+    mask = known_values(x["padding_mask"]) if "padding_mask" in x else None
+    if mask is not None and mask.shape != token_ids.shape:
+        raise ValueError(
+            "`padding_mask` must have the shape of `token_ids`. Received: "
+            f"padding_mask.shape={mask.shape}, token_ids.shape={token_ids.shape}"
+        )
+    length = token_ids.shape[-1] if token_ids.ndim else 0
+    if max_sequence_length is not None and length > max_sequence_length:
+        raise ValueError(
+            f"`token_ids` has sequences of {length} tokens; the model takes at most "
+            f"{max_sequence_length} (its `max_sequence_length`)."
+        )

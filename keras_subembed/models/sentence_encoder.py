@@ -4,8 +4,11 @@ import pathlib
 
 import keras
 import keras_hub
+import numpy as np
 
 from keras_subembed.models.encoder_inputs import backbone_inputs
+from keras_subembed.models.encoder_inputs import check_id_batch
+from keras_subembed.models.encoder_inputs import narrow_ids
 from keras_subembed.models.encoder_inputs import sequence_output
 from keras_subembed.models.sentence_encoder_preprocessor import DEFAULT_SEQUENCE_LENGTH
 from keras_subembed.models.sentence_encoder_preprocessor import SentenceEncoderPreprocessor
@@ -94,7 +97,64 @@ class SentenceEncoder(keras_hub.models.Task):
             preset, sequence_length=sequence_length)
         return cls(backbone, preprocessor, pooling=pooling, **kwargs)
 
+    def call(self, inputs, training=None, mask=None):
+        return super().call(narrow_ids(inputs), training=training, mask=mask)
+
+    def preprocess_samples(self, x, y=None, sample_weight=None):
+        # Token ids given to a model with a preprocessor go straight in.
+        if isinstance(x, dict) and "token_ids" in x:
+            return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
+        return super().preprocess_samples(x, y, sample_weight)
+
+    def predict(self, x=None, *args, **kwargs):
+        check_sentences(x, self.preprocessor)
+        check_id_batch(x, self.backbone.token_embedding.input_dim, max_sequence_length(self))
+        return super().predict(x, *args, **kwargs)
+
     def get_config(self):
         config = super().get_config()
         config.update({"pooling": self.pooling, "normalize": self.normalize})
         return config
+
+
+def max_sequence_length(model):
+    limit = getattr(model.backbone, "max_sequence_length", None)
+    return limit if isinstance(limit, int) else None
+
+
+def check_sentences(x, preprocessor):
+    """A clear error for inputs `predict` cannot take, before any tracing."""
+    if isinstance(x, dict) or _is_dataset(x):
+        return
+    if preprocessor is None:
+        raise TypeError(
+            "This SentenceEncoder has no preprocessor: give `predict` a dict "
+            f"{{'token_ids', 'padding_mask'}}. Received: x={_shown(x)}"
+        )
+    texts = [x] if isinstance(x, str) else x
+    if not isinstance(texts, (list, tuple, np.ndarray)):
+        raise TypeError(
+            "`x` must be a list of sentences (strings) or a dict of token ids. "
+            f"Received: x={_shown(x)}"
+        )
+    if len(texts) == 0:
+        raise ValueError(f"`x` holds no sentences: nothing to embed. Received: x={_shown(x)}")
+    for text in np.asarray(texts, dtype=object).reshape(-1):
+        if not isinstance(text, (str, bytes)):
+            raise TypeError(
+                "`x` must hold sentences (strings). "
+                f"Received: an element {text!r} of type {type(text).__name__}"
+            )
+
+
+def _is_dataset(x):
+    try:
+        import tensorflow as tf
+    except ImportError:  # pragma: no cover - TensorFlow ships with the package
+        return False
+    return isinstance(x, tf.data.Dataset)
+
+
+def _shown(x):
+    text = repr(x)
+    return text if len(text) <= 80 else text[:77] + "..."

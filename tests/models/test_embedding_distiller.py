@@ -273,3 +273,35 @@ def test_layer_rate_adamw_learning_rate_is_checked():
         LayerRateAdamW(-0.1)
     schedule = keras.optimizers.schedules.ExponentialDecay(1e-3, 10, 0.9)
     assert LayerRateAdamW(schedule, {"token_embedding": 2.0}).layer_rate_multipliers
+
+
+def test_a_reloaded_distiller_fits_on(tmp_path):
+    teacher, student = make_pair()
+    distiller = EmbeddingDistiller(teacher, student)
+    distiller.compile(learning_rate=3e-4, embedding_learning_rate=3e-3)
+    distiller.save(tmp_path / "distiller.keras")
+    loaded = keras.saving.load_model(tmp_path / "distiller.keras")
+    assert loaded.optimizer.layer_rate_multipliers == {"token_embedding": pytest.approx(10.0)}
+    history = loaded.fit(token_batches(count=32), batch_size=16, epochs=1, verbose=0).history
+    assert np.isfinite(history["loss"]).all()
+
+
+@pytest.mark.parametrize("batch, message", [
+    ({"token_ids": np.full((2, 4), VOCAB), "padding_mask": np.ones((2, 4), "int32")},
+     f"`token_ids` must be in [0, {VOCAB}) (the vocabulary size). Received ids: [90, 90, 90, 90, 90]"),
+    ({"token_ids": np.full((2, 4), 7), "padding_mask": np.ones((2, 5), "int32")},
+     "`padding_mask` must have the shape of `token_ids`. Received: padding_mask.shape=(2, 5), "
+     "token_ids.shape=(2, 4)"),
+    ({"token_ids": np.full((2, 20), 7), "padding_mask": np.ones((2, 20), "int32")},
+     "`token_ids` has sequences of 20 tokens; the model takes at most 16"),
+    ({"token_ids": np.full((2, 4), 2**32 + 7), "padding_mask": np.ones((2, 4), "int32")},
+     "`token_ids` holds values outside int32, which the model's int32 inputs would wrap onto "
+     "other ids: [4294967303, 4294967303, 4294967303, 4294967303, 4294967303]."),
+])
+def test_bad_distillation_data_is_named_before_tracing(batch, message):
+    teacher, student = make_pair()
+    distiller = EmbeddingDistiller(teacher, student)
+    distiller.compile()
+    for run in (distiller.fit, distiller.evaluate):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            run(batch, batch_size=2, verbose=0)
