@@ -70,13 +70,18 @@ def with_embedding_mode(model, embedding_mode):
     check_embedding_mode(embedding_mode)
     if embedding_mode == "compressed" or not any(map(freeze_speeds_up, walk_layers(model))):
         return model
-    with tempfile.TemporaryDirectory() as tmp:  # an independent copy: the caller's
-        model.save(f"{tmp}/copy.keras")  # model keeps its compressed layers
-        copy = keras.saving.load_model(f"{tmp}/copy.keras", compile=False)
+    copy = copy_model(model)  # the caller's model keeps its compressed layers
     for layer in walk_layers(copy):
         if freeze_speeds_up(layer):
             layer.freeze()
     return copy
+
+
+def copy_model(model):
+    """An independent copy of `model`, weights included (through a `.keras` file)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save(f"{tmp}/copy.keras")
+        return keras.saving.load_model(f"{tmp}/copy.keras", compile=False)
 
 
 def find_token_embedding(model):
