@@ -105,7 +105,7 @@ def check_file_target(path, overwrite, is_ours, what, keep=()):
         what: what the file is, for messages (e.g. "a .tflite file").
         keep: paths that must never be written (the input model).
     """
-    path = pathlib.Path(path)
+    path = as_path(path)
     check_parent_folder(path)
     check_not_kept(path, keep)
     if path.is_dir():
@@ -125,7 +125,7 @@ def check_file_target(path, overwrite, is_ours, what, keep=()):
 
 def check_folder_target(path, overwrite, keep=()):
     """`path` as a `Path` once a SavedModel folder may be written there."""
-    path = pathlib.Path(path)
+    path = as_path(path)
     check_parent_folder(path)
     check_not_kept(path, keep)
     resolved = path.resolve()
@@ -143,6 +143,12 @@ def check_folder_target(path, overwrite, keep=()):
                 "replaces a SavedModel. Choose another path or remove it yourself."
             )
     return path
+
+
+def as_path(path):
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise TypeError(f"`path` must be a file path (str or os.PathLike). Received: path={path!r}")
+    return pathlib.Path(path)
 
 
 def check_parent_folder(path):

@@ -42,6 +42,11 @@ class SentenceEncoder(keras_hub.models.Task):
     """
 
     def __init__(self, backbone, preprocessor=None, pooling="mean", normalize=True, **kwargs):
+        if not isinstance(backbone, keras.Model):
+            raise TypeError(
+                "`backbone` must be a keras-hub text encoder (a keras.Model taking "
+                f"`token_ids` and `padding_mask`). Received: backbone={backbone!r}"
+            )
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor

@@ -1,6 +1,7 @@
 """Files are never lost: issue 12's data-loss cases, each reproduced."""
 
 import json
+import re
 import os
 import pathlib
 import signal
@@ -261,3 +262,12 @@ def test_killed_tflite_export_leaves_its_scratch_beside_the_target(model, tmp_pa
 
 # Export (SavedModel, TFLite) is TensorFlow's; from JAX it runs in a TensorFlow process.
 pytestmark = pytest.mark.tensorflow_only(reason="export to SavedModel / TFLite")
+
+
+@pytest.mark.parametrize("path", [None, 3, ""])
+def test_a_path_that_is_not_a_path_is_named(model, path):
+    message = re.escape(f"`path` must be a file path (str or os.PathLike). Received: path={path!r}")
+    with pytest.raises(TypeError, match=message):
+        export_tflite(model, path)
+    with pytest.raises(TypeError, match=message):
+        export_saved_model(model, path)

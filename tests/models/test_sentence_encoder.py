@@ -282,3 +282,10 @@ def test_predict_checks_ids_against_the_model():
             "`token_ids` has sequences of 20 tokens; the model takes at most 16")):
         encoder.predict({"token_ids": np.full((1, 20), 5), "padding_mask": np.ones((1, 20))},
                         verbose=0)
+
+
+def test_a_missing_backbone_is_named():
+    with pytest.raises(TypeError, match=re.escape(
+            "`backbone` must be a keras-hub text encoder (a keras.Model taking `token_ids` and "
+            "`padding_mask`). Received: backbone=None")):
+        SentenceEncoder(None)
