@@ -115,7 +115,7 @@ class EmbeddingDistiller(keras_hub.models.Task):
 
         # === Layers ===
         _freeze(teacher)
-        student.trainable = True
+        _unfreeze_pretrained(student)
         if train == "embedding":
             holder = _embedding_holder(student)
             for layer in student.layers:
@@ -299,6 +299,22 @@ def _freeze(layer):
     layer.trainable = False
     for variable in layer.weights:
         variable.trainable = False
+
+
+def _unfreeze_pretrained(student):
+    """Make every pretrained weight of `student` trainable again.
+
+    A student built from a frozen teacher inherits `trainable: False` in its
+    layer configs, and `student.trainable = True` only reaches variables that
+    were created trainable. Every float weight outside the token embedding is
+    a pretrained weight meant to train; the token embedding keeps its own
+    flags (codes, caches and fixed filters are non-trainable by design).
+    """
+    student.trainable = True
+    embedding_ids = {id(variable) for variable in student.token_embedding.weights}
+    for variable in student.weights:
+        if id(variable) not in embedding_ids and "float" in str(variable.dtype):
+            variable.trainable = True
 
 
 def _layer_path(layer):
