@@ -577,6 +577,8 @@ class SubEmbedding(CompressedEmbedding):
         report = super().compression_report()
         if self.codes is None:
             return dataclasses.replace(report, shared_code_tokens=0)
+        if self._codes_pending:  # sizes are known, the codes not yet
+            return report
         return dataclasses.replace(report, shared_code_tokens=shared_code_tokens(self.code_array()))
 
     def code_array(self):
