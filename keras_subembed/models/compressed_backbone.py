@@ -52,7 +52,9 @@ def pretrained_token_embedding(
     """A token-embedding layer of the kind `embedding` that starts from `table`.
 
     * `"sub"`: `SubEmbedding.from_pretrained(table, **embedding_kwargs)`
-      (clustered codes by default, least-squares sub-tables).
+      (clustered codes by default; `{"assignment": "product", "num_tables":
+      32, "rows_per_table": 256}` keeps far more of a pretrained table per
+      byte; least-squares sub-tables).
     * `"embedding"`: a dense table equal to `table` (of the class of `source`
       when that is a dense `keras.layers.Embedding`, else keras-hub's
       `ReversibleEmbedding`).
@@ -272,7 +274,7 @@ def compress_backbone(
 
     The token table of `backbone` is replaced by `embedding`, initialised
     from the pretrained table (see `pretrained_token_embedding`: clustered
-    codes and least-squares sub-tables for the default `"sub"`); every other
+    or product codes and least-squares sub-tables for `"sub"`); every other
     weight (positions, segments, layer norms, transformer layers, pooler) is
     copied exactly. `embedding="embedding"` makes a dense copy whose outputs
     equal the original's.
