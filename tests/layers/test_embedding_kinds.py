@@ -2,6 +2,7 @@
 
 import doctest
 import json
+import re
 import warnings
 import zipfile
 
@@ -197,3 +198,12 @@ def test_docstring_examples_run(module):
 
 def test_call_documents_reverse():
     assert "reverse: bool. When True, return the tied logits" in CompressedEmbedding.call.__doc__
+
+
+@pytest.mark.parametrize("kind", ["sub", "alone", "define"])
+def test_tied_logits_name_a_hidden_width_that_does_not_match(kind):
+    layer = make_embedding(kind, input_dim=50, output_dim=8)
+    with pytest.raises(ValueError, match=re.escape(
+            "`reverse=True` scores hidden states of width output_dim=8 against every token "
+            f"of layer '{layer.name}'. Received hidden states of shape (2, 6).")):
+        layer(np.ones((2, 6), "float32"), reverse=True)
