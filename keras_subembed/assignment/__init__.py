@@ -4,6 +4,10 @@ from keras_subembed.assignment.clustered import clustered_codes
 from keras_subembed.assignment.code_space import minimum_rows_per_table
 from keras_subembed.assignment.code_space import ordinary_capacity
 from keras_subembed.assignment.digits import digit_codes
+from keras_subembed.assignment.packing import pack_codes
+from keras_subembed.assignment.packing import unpack_codes
+from keras_subembed.assignment.product import product_codes
+from keras_subembed.assignment.product import shared_code_tokens
 from keras_subembed.assignment.random_codes import random_codes
 from keras_subembed.assignment.reconstruction import least_squares_sub_tables
 from keras_subembed.assignment.reconstruction import reconstruction_quality
@@ -16,6 +20,10 @@ __all__ = [
     "least_squares_sub_tables",
     "minimum_rows_per_table",
     "ordinary_capacity",
+    "pack_codes",
+    "product_codes",
     "random_codes",
     "reconstruction_quality",
+    "shared_code_tokens",
+    "unpack_codes",
 ]

@@ -15,12 +15,12 @@ def _listed(items):
     return shown
 
 
-def check_codes(codes, rows_per_table=None, num_ids=None, num_tables=None):
+def check_codes(codes, rows_per_table=None, num_ids=None, num_tables=None, distinct=True):
     """Return `codes` as an int64 array after checking it; raise `ValueError`.
 
     Checks: integer dtype, shape `(num_ids, num_tables)`, every code in
-    `[0, rows_per_table)`, and every id a distinct code tuple. The error names
-    the offending ids.
+    `[0, rows_per_table)`, and (when `distinct`) every id a distinct code
+    tuple. The error names the offending ids.
     """
     array = np.asarray(codes)
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
@@ -48,6 +48,8 @@ def check_codes(codes, rows_per_table=None, num_ids=None, num_tables=None):
                 f"Out of range for ids {_listed(bad_ids)} (codes "
                 f"{_listed(tuple(array[i].tolist()) for i in bad_ids[:_MAX_LISTED])})."
             )
+    if not distinct:
+        return array
     _, first, inverse, counts = np.unique(
         array, axis=0, return_index=True, return_inverse=True, return_counts=True
     )
@@ -62,7 +64,8 @@ def check_codes(codes, rows_per_table=None, num_ids=None, num_tables=None):
         ]
         raise ValueError(
             "Every id needs a distinct code tuple; "
-            f"{len(shared)} ids do not: " + "; ".join(described) + "."
+            f"{len(shared)} ids do not: " + "; ".join(described) + ". Codes that "
+            "may share tuples (product codes) need `distinct_codes=False`."
         )
     return array
 

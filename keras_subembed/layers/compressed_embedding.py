@@ -225,6 +225,13 @@ class CompressedEmbedding(keras.layers.Layer):
             compiled graphs), or `(..., input_dim)` logits.
         """
         if reverse:
+            width = getattr(inputs, "shape", np.shape(inputs))[-1:]
+            if width and width[0] is not None and width[0] != self.output_dim:
+                raise ValueError(
+                    f"`reverse=True` scores hidden states of width output_dim="
+                    f"{self.output_dim} against every token of layer '{self.name}'. "
+                    f"Received hidden states of shape {tuple(inputs.shape)}."
+                )
             if self.cached and self.tied_to_table:
                 hidden = ops.convert_to_tensor(inputs, dtype=self.compute_dtype)
                 table = ops.cast(self.cached_table, self.compute_dtype)

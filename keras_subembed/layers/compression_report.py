@@ -26,6 +26,9 @@ class CompressionReport:
     stored_bytes: int
     dense_params: int
     dense_bytes: int
+    # Ids whose code tuple another id also has (so they share a vector);
+    # None where codes do not apply.
+    shared_code_tokens: int | None = None
 
     @property
     def compression_ratio(self):
@@ -52,5 +55,7 @@ class CompressionReport:
             ("dense bytes", f"{self.dense_bytes:,}"),
             ("compression ratio", f"{self.compression_ratio:,.1f}x"),
         ]
+        if self.shared_code_tokens is not None:
+            rows.append(("ids sharing a code tuple", f"{self.shared_code_tokens:,}"))
         width = max(len(name) for name, _ in rows)
         return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)

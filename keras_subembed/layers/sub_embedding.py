@@ -1,5 +1,7 @@
 """k-sub-embedding: each token is a concatenation of rows of K small tables."""
 
+import dataclasses
+
 import keras
 import numpy as np
 from keras import ops
@@ -10,11 +12,19 @@ from keras_subembed.assignment.code_space import check_rows_limit
 from keras_subembed.assignment.code_space import check_rows_per_table
 from keras_subembed.assignment.code_space import decode_slots
 from keras_subembed.assignment.code_space import smallest_code_dtype
+from keras_subembed.assignment.packing import bits_per_code
+from keras_subembed.assignment.packing import pack_codes
+from keras_subembed.assignment.packing import packed_width
+from keras_subembed.assignment.product import DEFAULT_ROWS_PER_TABLE
+from keras_subembed.assignment.product import product_codes
+from keras_subembed.assignment.product import shared_code_tokens
+from keras_subembed.assignment.product import sub_widths
 from keras_subembed.assignment.random_codes import random_codes
 from keras_subembed.assignment.reconstruction import least_squares_sub_tables
 from keras_subembed.assignment.validation import check_codes
 from keras_subembed.assignment.validation import check_reserved_codes
 from keras_subembed.assignment.validation import check_reserved_ids
+from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
@@ -40,11 +50,14 @@ class SubEmbedding(CompressedEmbedding):
       `floor(n / M^k) mod M`, computed inside the graph; nothing of size
       `input_dim` is stored.
     * `"random"`: a seeded random injection onto distinct code tuples.
-    * an integer array of shape `(input_dim, K)` (e.g. clustered codes).
+    * an integer array of shape `(input_dim, K)` (e.g. clustered or product
+      codes, see `from_pretrained`).
 
     Random and explicit codes are kept in a non-trainable weight `codes` of the
     smallest integer dtype that holds them (uint8 for M <= 256), saved with
-    the model. Like `keras.layers.Embedding`'s weights, explicit codes are
+    the model. With M <= 16 (`pack_codes`), several codes share a byte: two
+    for M <= 16, four for M <= 4, eight for M <= 2; they are unpacked in the
+    graph with floor division and remainder (TFLite builtins). Like `keras.layers.Embedding`'s weights, explicit codes are
     not part of `get_config()` (it records `assignment="explicit"`): they come
     back with the saved weights.
 
@@ -80,6 +93,11 @@ class SubEmbedding(CompressedEmbedding):
         seed: int. Seed of the `"random"` assignment. Drawn at random and
             recorded in the config when `None`.
         reserved_ids: sequence of token ids that get reserved codes.
+        distinct_codes: bool. Whether explicit codes must give every id its
+            own code tuple (checked; Algorithm 1 and 2 codes do). Product codes
+            of a pretrained table may share tuples: pass False for them.
+        pack_codes: bool or None. Store stored codes several to a byte
+            (needs `rows_per_table <= 16`). `None` packs whenever M <= 16.
         embeddings_initializer: initializer of the sub-tables.
         embeddings_regularizer: regularizer applied to each sub-table.
         embeddings_constraint: constraint applied to each sub-table.
@@ -106,6 +124,8 @@ class SubEmbedding(CompressedEmbedding):
         assignment="digits",
         seed=None,
         reserved_ids=(),
+        distinct_codes=True,
+        pack_codes=None,
         embeddings_initializer="uniform",
         embeddings_regularizer=None,
         embeddings_constraint=None,
@@ -117,6 +137,7 @@ class SubEmbedding(CompressedEmbedding):
             input_dim, output_dim, mask_zero=mask_zero, cached=cached, **kwargs
         )
         self.reserved_ids = check_reserved_ids(reserved_ids, self.input_dim)
+        self.distinct_codes = check_bool("distinct_codes", distinct_codes)
         explicit_codes = None
         if isinstance(assignment, str):
             if assignment not in _ASSIGNMENTS:
@@ -131,7 +152,9 @@ class SubEmbedding(CompressedEmbedding):
                     "codes array as `assignment` to give them now."
                 )
         else:
-            explicit_codes = check_codes(assignment, num_ids=self.input_dim)
+            explicit_codes = check_codes(
+                assignment, num_ids=self.input_dim, distinct=self.distinct_codes
+            )
             if num_tables is None:
                 num_tables = explicit_codes.shape[1]
         if num_tables is None:
@@ -158,6 +181,7 @@ class SubEmbedding(CompressedEmbedding):
                 self.rows_per_table,
                 self.input_dim,
                 self.num_tables,
+                distinct=self.distinct_codes,
             )
             check_reserved_codes(self._initial_codes, self.reserved_ids)
         elif assignment == "random":
@@ -171,6 +195,7 @@ class SubEmbedding(CompressedEmbedding):
             )
         else:
             self.assignment = assignment
+        self.pack_codes = self._resolve_pack_codes(pack_codes)
         # True until explicit codes given as "explicit" come from saved weights.
         self._codes_pending = explicit_codes is None and self.assignment == "explicit"
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
@@ -188,26 +213,37 @@ class SubEmbedding(CompressedEmbedding):
         reserved_ids=(),
         seed=0,
         balanced=True,
+        distinct=False,
         verbose=False,
         **kwargs,
     ):
         """A `SubEmbedding` compressing a pretrained `(V, d)` table.
 
-        Codes come from `assignment` (`"clustered"`: recursive k-means on
-        `table`, see `keras_subembed.assignment.clustered_codes`; `"digits"`;
-        `"random"`), then every sub-table row is set to its least-squares fit
-        to the pretrained vectors that use it (the mean of the matching column
-        chunk of its members), so the layer starts as close to `table` as the
-        structure allows. Compare with
-        `keras_subembed.assignment.reconstruction_quality(table,
-        layer.embedding_table())`.
+        Codes come from `assignment`:
+
+        * `"product"` (best for a pretrained table): k-means in each of the K
+          sub-spaces independently (`keras_subembed.assignment.product_codes`,
+          `rows_per_table` defaults to 256: one byte per code). Tokens may
+          share a code tuple unless `distinct=True`; the compression report
+          counts them. Many narrow tables (K=32, M=256 on 384 columns) keep
+          far more of the table than a few wide ones at the same bytes.
+        * `"clustered"`: Algorithm 2, recursive k-means with distinct codes
+          (`keras_subembed.assignment.clustered_codes`);
+        * `"digits"`, `"random"`, or an explicit code array.
+
+        Then every sub-table row is set to its least-squares fit to the
+        pretrained vectors that use it (the mean of the matching column chunk
+        of its members), so the layer starts as close to `table` as the
+        structure allows; reserved ids keep their exact rows under product
+        codes. Compare with `keras_subembed.assignment.reconstruction_quality(
+        table, layer.embedding_table())`.
 
         Example:
         >>> table = np.random.default_rng(0).normal(size=(1000, 32))
         >>> layer = keras_subembed.layers.SubEmbedding.from_pretrained(
-        ...     table, num_tables=2, rows_per_table=40)
-        >>> tuple(layer.embedding_table().shape)
-        (1000, 32)
+        ...     table, num_tables=8, assignment="product", rows_per_table=16)
+        >>> tuple(layer.embedding_table().shape), layer.pack_codes
+        ((1000, 32), True)
         """
         table = check_embedding_table(table, name="table")
         num_ids, width = table.shape
@@ -221,8 +257,23 @@ class SubEmbedding(CompressedEmbedding):
                 f"`output_dim={kwargs['output_dim']}` does not match the table's "
                 f"width {width}."
             )
+        distinct = check_bool("distinct", distinct)
         if not isinstance(assignment, str):
             pass  # explicit codes: checked by the constructor
+        elif assignment == "product":
+            num_tables = _DEFAULT_NUM_TABLES if num_tables is None else num_tables
+            if rows_per_table is None:
+                rows_per_table = DEFAULT_ROWS_PER_TABLE
+            assignment = product_codes(
+                table,
+                num_tables,
+                rows_per_table,
+                reserved_ids=reserved_ids,
+                seed=seed,
+                distinct=distinct,
+                verbose=verbose,
+            )
+            kwargs.setdefault("distinct_codes", distinct)
         elif assignment == "clustered":
             num_tables = _DEFAULT_NUM_TABLES if num_tables is None else num_tables
             assignment = clustered_codes(
@@ -236,8 +287,8 @@ class SubEmbedding(CompressedEmbedding):
             )
         elif assignment not in ("digits", "random"):
             raise ValueError(
-                '`assignment` must be "clustered", "digits", "random" or an '
-                f"integer array of codes. Received: assignment={assignment!r}"
+                '`assignment` must be "product", "clustered", "digits", "random" '
+                f"or an integer array of codes. Received: assignment={assignment!r}"
             )
         layer = cls(
             num_tables=num_tables,
@@ -248,15 +299,8 @@ class SubEmbedding(CompressedEmbedding):
             **kwargs,
         )
         layer.build()
-        codes = np.stack(
-            [
-                ops.convert_to_numpy(column)
-                for column in layer.token_codes(np.arange(num_ids, dtype="int32"))
-            ],
-            axis=1,
-        )
         fitted = least_squares_sub_tables(
-            table, codes, layer.rows_per_table, layer.sub_widths
+            table, layer.code_array(), layer.rows_per_table, layer.sub_widths
         )
         for variable, value in zip(layer.sub_tables, fitted):
             variable.assign(value)
@@ -283,11 +327,28 @@ class SubEmbedding(CompressedEmbedding):
             )
         return largest + 1
 
+    def _resolve_pack_codes(self, pack_codes):
+        stored = self.assignment != "digits"
+        packable = bits_per_code(self.rows_per_table) is not None
+        if pack_codes is None:
+            return stored and packable
+        pack_codes = check_bool("pack_codes", pack_codes)
+        if pack_codes and not stored:
+            raise ValueError(
+                '`pack_codes=True` needs stored codes; assignment="digits" computes '
+                "its codes in the graph and stores none."
+            )
+        if pack_codes and not packable:
+            raise ValueError(
+                "`pack_codes=True` stores several codes per byte, which needs "
+                f"rows_per_table <= 16. Received: rows_per_table={self.rows_per_table}"
+            )
+        return pack_codes
+
     @property
     def sub_widths(self):
         """Column count of each sub-table; they differ by at most 1."""
-        base, extra = divmod(self.output_dim, self.num_tables)
-        return [base + 1] * extra + [base] * (self.num_tables - extra)
+        return sub_widths(self.output_dim, self.num_tables)
 
     def build_weights(self, input_shape=None):
         self.sub_tables = [
@@ -304,15 +365,22 @@ class SubEmbedding(CompressedEmbedding):
         if self.assignment == "digits":
             return
         initial_codes = self._initial_codes
+        if self.pack_codes:
+            shape = (self.input_dim, packed_width(self.num_tables, self.rows_per_table))
+            if initial_codes is not None:
+                initial_codes = pack_codes(initial_codes, self.rows_per_table)
+        else:
+            shape = (self.input_dim, self.num_tables)
 
         def codes_initializer(shape, dtype=None):
             if initial_codes is None:  # loaded afterwards with the saved weights
                 return ops.zeros(shape, dtype=dtype)
             return ops.convert_to_tensor(initial_codes, dtype=dtype)
 
+        # Packed: (V, bytes per token) uint8; else (V, K) of the smallest dtype.
         self.codes = self.add_weight(
             name="codes",
-            shape=(self.input_dim, self.num_tables),
+            shape=shape,
             dtype=smallest_code_dtype(self.rows_per_table),
             initializer=codes_initializer,
             trainable=False,
@@ -341,9 +409,22 @@ class SubEmbedding(CompressedEmbedding):
         if not self.built:
             self.build()
         if self.codes is not None:
-            codes = ops.cast(ops.take(self._stored_codes(), token_ids, axis=0), "int32")
-            return ops.unstack(codes, self.num_tables, axis=-1)
+            rows = ops.take(self._stored_codes(), token_ids, axis=0)
+            return self._code_columns(rows)
         return self._digit_codes(ops.convert_to_tensor(token_ids, dtype="int32"))
+
+    def _code_columns(self, stored_rows):
+        """The K int32 code columns of rows `(..., stored width)` of the `codes` weight."""
+        stored_rows = ops.cast(stored_rows, "int32")
+        if not self.pack_codes:
+            return ops.unstack(stored_rows, self.num_tables, axis=-1)
+        bits = bits_per_code(self.rows_per_table)
+        per_byte = 8 // bits
+        packed = ops.unstack(stored_rows, stored_rows.shape[-1], axis=-1)
+        return [
+            ops.mod(ops.floor_divide(packed[k // per_byte], 2 ** (bits * (k % per_byte))), 2**bits)
+            for k in range(self.num_tables)
+        ]
 
     def _digit_codes(self, token_ids):
         num_reserved = len(self.reserved_ids)
@@ -392,7 +473,8 @@ class SubEmbedding(CompressedEmbedding):
         else:
             # Unfoldable, the int32 copy of the codes is computed at run time
             # instead of stored in a .tflite file at 4x the codes' size.
-            codes = hide_from_constant_folding(self._stored_codes(), flat)
+            stored = hide_from_constant_folding(self._stored_codes(), flat)
+            codes = ops.stack(self._code_columns(stored), axis=1)
             flat_logits = self._gathered_logits(scores, codes)
         return ops.reshape(flat_logits, (*leading_shape, self.input_dim))
 
@@ -470,6 +552,8 @@ class SubEmbedding(CompressedEmbedding):
                 "assignment": self.assignment,
                 "seed": self.seed,
                 "reserved_ids": list(self.reserved_ids),
+                "distinct_codes": self.distinct_codes,
+                "pack_codes": self.pack_codes,
                 "embeddings_initializer": keras.initializers.serialize(
                     self.embeddings_initializer
                 ),
@@ -482,3 +566,31 @@ class SubEmbedding(CompressedEmbedding):
             }
         )
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        # Files saved before packing existed hold unpacked (V, K) codes.
+        return cls(**{"pack_codes": False, **config})
+
+    def compression_report(self):
+        """The size report, with how many ids share their code tuple with another."""
+        report = super().compression_report()
+        if self.codes is None:
+            return dataclasses.replace(report, shared_code_tokens=0)
+        if self._codes_pending:  # sizes are known, the codes not yet
+            return report
+        return dataclasses.replace(report, shared_code_tokens=shared_code_tokens(self.code_array()))
+
+    def code_array(self):
+        """Every id's code tuple as a NumPy int32 array `(input_dim, num_tables)`.
+
+        Unpacked whatever the storage (the `codes` weight holds packed bytes
+        when `pack_codes`), and computed for digits.
+
+        Example:
+        >>> layer = keras_subembed.layers.SubEmbedding(100, 8, num_tables=2)
+        >>> layer.code_array()[13].tolist()
+        [3, 1]
+        """
+        columns = self.token_codes(np.arange(self.input_dim, dtype="int32"))
+        return np.stack([ops.convert_to_numpy(column) for column in columns], axis=1)

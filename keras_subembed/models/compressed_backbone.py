@@ -52,7 +52,9 @@ def pretrained_token_embedding(
     """A token-embedding layer of the kind `embedding` that starts from `table`.
 
     * `"sub"`: `SubEmbedding.from_pretrained(table, **embedding_kwargs)`
-      (clustered codes by default, least-squares sub-tables).
+      (clustered codes by default; `{"assignment": "product", "num_tables":
+      32, "rows_per_table": 256}` keeps far more of a pretrained table per
+      byte; least-squares sub-tables).
     * `"embedding"`: a dense table equal to `table` (of the class of `source`
       when that is a dense `keras.layers.Embedding`, else keras-hub's
       `ReversibleEmbedding`).
@@ -73,6 +75,11 @@ def pretrained_token_embedding(
     if table.ndim != 2:
         raise ValueError(f"`table` must be a (V, d) array. Received shape {table.shape}.")
     num_ids, width = table.shape
+    if embedding_kwargs is not None and not isinstance(embedding_kwargs, dict):
+        raise TypeError(
+            "`embedding_kwargs` must be a dict of the embedding's arguments or None. "
+            f"Received: embedding_kwargs={embedding_kwargs!r}"
+        )
     kwargs = dict(embedding_kwargs or {})
     if isinstance(embedding, keras.layers.Layer):
         if kwargs:
@@ -138,8 +145,9 @@ def _embedding_node(backbone):
         embedding, (keras.layers.Embedding, CompressedEmbedding)
     ):
         raise TypeError(
-            f"Cannot compress a {type(backbone).__name__}: it is not a keras-hub text "
-            f"encoder with a `token_embedding` layer. {supported}"
+            "`backbone` must be a keras-hub text encoder with a `token_embedding` "
+            f"layer. Received: backbone={backbone!r:.80} (a {type(backbone).__name__}). "
+            f"{supported}"
         )
     for layer in backbone.layers:
         if layer is embedding:
@@ -234,7 +242,12 @@ class CompressedBackbone(keras_hub.models.Backbone):
 
 
 def _fresh_copy(layer):
-    return layer.__class__.from_config(layer.get_config())
+    # Trainable whatever the source: a teacher frozen for distillation must
+    # not hand its frozen state to a student built from it.
+    config = layer.get_config()
+    if "trainable" in config:  # layers have it; graph operations (GetItem) do not
+        config["trainable"] = True
+    return layer.__class__.from_config(config)
 
 
 def _non_embedding_weights(model, rename):
@@ -272,7 +285,7 @@ def compress_backbone(
 
     The token table of `backbone` is replaced by `embedding`, initialised
     from the pretrained table (see `pretrained_token_embedding`: clustered
-    codes and least-squares sub-tables for the default `"sub"`); every other
+    or product codes and least-squares sub-tables for `"sub"`); every other
     weight (positions, segments, layer norms, transformer layers, pooler) is
     copied exactly. `embedding="embedding"` makes a dense copy whose outputs
     equal the original's.

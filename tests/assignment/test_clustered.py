@@ -124,7 +124,7 @@ def test_from_pretrained_clustered_rebuilds_best():
 def test_from_pretrained_rows_are_least_squares_means():
     table, _ = clustered_table(500, width=10)
     layer = SubEmbedding.from_pretrained(table, num_tables=3, reserved_ids=(0,))
-    codes = np.asarray(layer.codes).astype(int)
+    codes = layer.code_array()
     widths = layer.sub_widths  # [4, 3, 3]
     start = widths[0]
     members = codes[:, 1] == codes[7, 1]

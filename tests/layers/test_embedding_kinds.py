@@ -2,6 +2,7 @@
 
 import doctest
 import json
+import re
 import warnings
 import zipfile
 
@@ -113,7 +114,7 @@ def test_explicit_codes_stay_out_of_the_config_and_come_back_with_the_weights(tm
     model = keras.Model(ids, layer(ids))
     model.save(tmp_path / "m.keras")
     reloaded = keras.saving.load_model(tmp_path / "m.keras")
-    np.testing.assert_array_equal(reloaded.layers[-1].codes, codes)
+    np.testing.assert_array_equal(reloaded.layers[-1].code_array(), codes)
     batch = np.arange(30)[None]
     np.testing.assert_array_equal(reloaded(batch), model(batch))
 
@@ -129,7 +130,9 @@ def test_a_config_alone_cannot_silently_use_zero_codes():
 
 
 def test_old_keras_files_with_codes_in_the_config_still_load(tmp_path):
-    layer, codes = explicit_layer()
+    codes = explicit_layer()[1]
+    # Older releases stored (V, K) codes unpacked and had no packing options.
+    layer = SubEmbedding(30, 8, assignment=codes, pack_codes=False, name="sub")
     ids = keras.Input((None,), dtype="int32")
     model = keras.Model(ids, layer(ids))
     model.save(tmp_path / "new.keras")
@@ -139,6 +142,7 @@ def test_old_keras_files_with_codes_in_the_config_still_load(tmp_path):
     config = json.loads(members["config.json"])
     (sub_config,) = [item for item in config["config"]["layers"] if item["class_name"] == "SubEmbedding"]
     sub_config["config"]["assignment"] = codes.tolist()
+    del sub_config["config"]["pack_codes"], sub_config["config"]["distinct_codes"]
     members["config.json"] = json.dumps(config).encode()
     with zipfile.ZipFile(tmp_path / "old.keras", "w") as target:
         for name, data in members.items():
@@ -194,3 +198,12 @@ def test_docstring_examples_run(module):
 
 def test_call_documents_reverse():
     assert "reverse: bool. When True, return the tied logits" in CompressedEmbedding.call.__doc__
+
+
+@pytest.mark.parametrize("kind", ["sub", "alone", "define"])
+def test_tied_logits_name_a_hidden_width_that_does_not_match(kind):
+    layer = make_embedding(kind, input_dim=50, output_dim=8)
+    with pytest.raises(ValueError, match=re.escape(
+            "`reverse=True` scores hidden states of width output_dim=8 against every token "
+            f"of layer '{layer.name}'. Received hidden states of shape (2, 6).")):
+        layer(np.ones((2, 6), "float32"), reverse=True)

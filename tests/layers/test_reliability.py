@@ -168,7 +168,7 @@ def test_from_pretrained_accepts_an_explicit_codes_array():
     table = np.random.default_rng(0).normal(size=(20, 4)).astype("float32")
     codes = np.stack([np.arange(20) % 5, np.arange(20) // 5], axis=1)
     layer = SubEmbedding.from_pretrained(table, assignment=codes)
-    np.testing.assert_array_equal(layer.codes, codes)
+    np.testing.assert_array_equal(layer.code_array(), codes)
     assert (layer.num_tables, layer.rows_per_table) == (2, 5)
 
 

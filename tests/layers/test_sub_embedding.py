@@ -5,6 +5,9 @@ import numpy as np
 import pytest
 
 from keras_subembed.assignment import digit_codes
+from keras_subembed.assignment import pack_codes
+from keras_subembed.assignment import product_codes
+from keras_subembed.assignment import unpack_codes
 from keras_subembed.layers import SubEmbedding
 from tests.layers.layer_contract import assert_compiled_matches_eager
 from tests.layers.layer_contract import assert_float32_close
@@ -20,6 +23,13 @@ from tests.tflite_utils import assert_no_table_sized_tensor
 VOCAB = 300
 WIDTH = 16
 RESERVED = (0, 101, 7)
+# Product codes of a random table: tokens may share tuples; M=16 packs two per byte.
+PRODUCT_CODES = product_codes(
+    np.random.default_rng(5).normal(size=(VOCAB, WIDTH)).astype("float32"),
+    num_tables=8,
+    rows_per_table=16,
+    reserved_ids=RESERVED,
+)
 
 VARIANTS = {
     "digits": dict(),
@@ -28,6 +38,12 @@ VARIANTS = {
     "random_reserved": dict(assignment="random", seed=3, reserved_ids=RESERVED),
     "one_table": dict(num_tables=1),
     "uneven_widths": dict(num_tables=5),
+    "product_packed": dict(assignment=PRODUCT_CODES, distinct_codes=False, reserved_ids=RESERVED),
+    "product_unpacked": dict(
+        assignment=PRODUCT_CODES, distinct_codes=False, reserved_ids=RESERVED, pack_codes=False
+    ),
+    # 2-bit codes, four per byte, uneven widths (16 / 5) and a part-filled last byte.
+    "packed_2bit": dict(assignment="random", seed=4, num_tables=5, rows_per_table=4),
 }
 
 
@@ -46,6 +62,8 @@ def numpy_lookup(layer, ids):
         codes = digit_codes(
             layer.input_dim, layer.rows_per_table, layer.num_tables, layer.reserved_ids
         )
+    elif layer.pack_codes:
+        codes = unpack_codes(np.asarray(layer.codes), layer.rows_per_table, layer.num_tables)
     else:
         codes = np.asarray(layer.codes).astype(np.int64)
     tables = [np.asarray(table) for table in layer.sub_tables]
@@ -151,7 +169,8 @@ def test_explicit_codes_are_used_and_stored():
     layer = SubEmbedding(4, 4, assignment=codes)
     assert (layer.num_tables, layer.rows_per_table) == (2, 2)
     np.testing.assert_array_equal(np.asarray(layer(np.arange(4))), numpy_lookup(layer, np.arange(4)))
-    np.testing.assert_array_equal(np.asarray(layer.codes), codes)
+    np.testing.assert_array_equal(np.asarray(layer.codes), pack_codes(codes, 2))  # M=2: packed
+    np.testing.assert_array_equal(layer.code_array(), codes)
     assert layer.get_config()["assignment"] == "explicit"  # codes are weights, not config
 
 

@@ -137,10 +137,18 @@ def test_a_layer_instance_is_used_and_checked():
 
 def test_unsupported_backbones_and_kinds_raise_naming_what_works():
     with pytest.raises(TypeError, match=re.escape(
-            "Cannot compress a Functional: it is not a keras-hub text encoder with a "
-            "`token_embedding` layer. Supported: BertBackbone, RobertaBackbone")):
+            "`backbone` must be a keras-hub text encoder with a `token_embedding` layer. "
+            "Received: backbone=<Functional")) as error:
         inputs = keras.Input((None,), dtype="int32")
         compress_backbone(keras.Model(inputs, keras.layers.Embedding(10, 4)(inputs)))
+    assert "(a Functional). Supported: BertBackbone, RobertaBackbone" in str(error.value)
+    with pytest.raises(TypeError, match=re.escape(
+            "Received: backbone=None (a NoneType). Supported: BertBackbone")):
+        compress_backbone(None)
+    with pytest.raises(TypeError, match=re.escape(
+            "`embedding_kwargs` must be a dict of the embedding's arguments or None. "
+            "Received: embedding_kwargs=[1, 2]")):
+        compress_backbone(make_backbone("bert"), "sub", [1, 2])
     with pytest.raises(ValueError, match=re.escape(
             "`embedding` must be a layer or one of ('embedding', 'sub', 'define', 'alone'). "
             "Received: embedding='hashing'")):
@@ -196,3 +204,14 @@ def test_saves_and_loads_in_a_fresh_process_with_identical_outputs(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0 and "OK" in result.stdout, result.stderr[-3000:]
+
+
+def test_a_student_of_a_frozen_teacher_is_trainable():
+    teacher = make_backbone("roberta")
+    expected = len(compress_backbone(teacher, "sub", SUB).trainable_weights)
+    teacher.trainable = False
+    student = compress_backbone(teacher, "sub", SUB)
+    assert student.trainable and all(layer.trainable for layer in student._flatten_layers())
+    # Every weight but the stored codes, as from a teacher that was never frozen.
+    assert len(student.trainable_weights) == expected == len(student.weights) - 1
+    assert not teacher.trainable_weights  # the teacher stays as it was
