@@ -19,6 +19,7 @@ from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.compressed_embedding import hide_from_constant_folding
+from keras_subembed.layers.devices import accelerator_attached
 
 _DEFAULT_NUM_TABLES = 3
 _ASSIGNMENTS = ("digits", "random", "explicit")
@@ -399,12 +400,22 @@ class SubEmbedding(CompressedEmbedding):
     def _gathered_logits(self, scores, codes):
         codes = ops.cast(codes, "int32")
         code_columns = ops.unstack(codes, self.num_tables, axis=1)
+        # Measured (benchmarks/RESULTS.md): on a CPU, gathering rows of the
+        # transposed (M, N) scores copies contiguous rows and is fastest
+        # (gathering along the last axis is 1.1x slower under XLA on JAX and
+        # 4.6x slower in a TensorFlow graph). On a GPU the two transposes of
+        # the (N, V) output cost more than the gathers: there each output
+        # element reads its score from an M-wide row that stays in cache and
+        # is written once, in place.
+        along_columns = accelerator_attached()
         total = None
         for score, column in zip(scores, code_columns):
-            # Rows of the transposed scores are contiguous: a row gather is a copy.
-            gathered = ops.take(ops.transpose(score), column, axis=0)
+            if along_columns:
+                gathered = ops.take(score, column, axis=-1)
+            else:
+                gathered = ops.take(ops.transpose(score), column, axis=0)
             total = gathered if total is None else total + gathered
-        return ops.transpose(total)
+        return total if along_columns else ops.transpose(total)
 
     def _digit_logits(self, scores):
         num_reserved = len(self.reserved_ids)
