@@ -15,7 +15,10 @@ each with and without XLA (`jit_compile=True`; with `--backend jax`, only
 column divides by the Embedding row measured in the same run.
 
 Tied logits: `hidden @ E.T` for `--positions` hidden states against the
-V=50,265 table vs `SubEmbedding(..., reverse=True)`; each variant runs in its
+V=50,265 table vs `SubEmbedding(..., reverse=True)` (`--logit-variants`; a
+variant "... along-rows" or "... along-columns" forces that layout of
+stored-code logits, which the layer otherwise picks: columns under XLA and on
+GPUs, rows elsewhere); each variant runs in its
 own subprocess, where a thread samples the resident memory: the peak growth
 over the process's memory after a warm-up call is reported.
 
@@ -200,6 +203,11 @@ if variant == "dense":
     table = keras.Variable(np.random.default_rng(1).normal(size=(vocab, width)).astype("float32"))
     function = lambda h: keras.ops.matmul(h, keras.ops.transpose(table))
 else:
+    # A forced layout of stored-code logits (otherwise chosen by the layer).
+    for layout, forced in (("along-rows", False), ("along-columns", True)):
+        if layout in variant:
+            import keras_subembed.layers.sub_embedding as sub_embedding
+            sub_embedding.column_gathers_are_fast = lambda forced=forced: forced
     k = int(variant.split("K=")[1].split()[0])
     layer = SubEmbedding(vocab, width, num_tables=k,
                          assignment="random" if "random" in variant else "digits", seed=0)

@@ -178,12 +178,12 @@ def narrow_tables_layer():
     )
 
 
-@pytest.mark.parametrize("accelerator", [False, True], ids=["cpu_layout", "gpu_layout"])
+@pytest.mark.parametrize("along_columns", [False, True], ids=["row_layout", "column_layout"])
 @pytest.mark.parametrize("variant", ["random", "random_reserved", "narrow_tables"])
-def test_stored_code_logits_equal_dense_product_in_both_layouts(variant, accelerator, monkeypatch):
-    # The gather layout follows the device (see `_gathered_logits`); both must
-    # give the same logits, eager and compiled, wherever the tests run.
-    monkeypatch.setattr(sub_embedding, "accelerator_attached", lambda: accelerator)
+def test_stored_code_logits_equal_dense_product_in_both_layouts(variant, along_columns, monkeypatch):
+    # The gather layout follows XLA and the device (see `_gathered_logits`);
+    # both must give the same logits, eager and compiled, wherever tests run.
+    monkeypatch.setattr(sub_embedding, "column_gathers_are_fast", lambda: along_columns)
     layer = narrow_tables_layer() if variant == "narrow_tables" else make_layer(variant)
     width = layer.output_dim
     hidden = np.random.default_rng(0).normal(size=(2, 5, width)).astype("float32")
@@ -356,9 +356,9 @@ def test_tflite_builtins_only_matches_keras(variant):
 
 
 @pytest.mark.tensorflow_only(reason="TFLite conversion")
-def test_tflite_of_gpu_layout_logits_is_builtins_only_and_matches(monkeypatch):
-    # A model converted on a GPU machine traces the gather along columns.
-    monkeypatch.setattr(sub_embedding, "accelerator_attached", lambda: True)
+def test_tflite_of_column_layout_logits_is_builtins_only_and_matches(monkeypatch):
+    # A model converted on a GPU machine traces the gathers along columns.
+    monkeypatch.setattr(sub_embedding, "column_gathers_are_fast", lambda: True)
     vocab, width = 30_522, 64
     layer = make_layer("random", vocab=vocab, width=width, reserved_ids=(0, 100, 101, 102, 103))
     runner, model = tflite_masked_lm(layer)
