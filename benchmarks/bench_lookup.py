@@ -18,7 +18,8 @@ Tied logits: `hidden @ E.T` for `--positions` hidden states against the
 V=50,265 table vs `SubEmbedding(..., reverse=True)` (`--logit-variants`; a
 variant "... along-rows" or "... along-columns" forces that layout of
 stored-code logits, which the layer otherwise picks: columns under XLA and on
-GPUs, rows elsewhere); each variant runs in its
+GPUs, rows elsewhere; "SubEmbedding K=32 M=256" uses random stored codes that
+repeat, as product codes do); each variant runs in its
 own subprocess, where a thread samples the resident memory: the peak growth
 over the process's memory after a warm-up call is reported.
 
@@ -209,8 +210,13 @@ else:
             import keras_subembed.layers.sub_embedding as sub_embedding
             sub_embedding.column_gathers_are_fast = lambda forced=forced: forced
     k = int(variant.split("K=")[1].split()[0])
-    layer = SubEmbedding(vocab, width, num_tables=k,
-                         assignment="random" if "random" in variant else "digits", seed=0)
+    if "M=" in variant:  # stored codes that repeat down each column, as product codes
+        rows = int(variant.split("M=")[1].split()[0])
+        codes = np.random.default_rng(2).integers(0, rows, size=(vocab, k))
+        layer = SubEmbedding(vocab, width, num_tables=k, rows_per_table=rows, assignment=codes)
+    else:
+        layer = SubEmbedding(vocab, width, num_tables=k,
+                             assignment="random" if "random" in variant else "digits", seed=0)
     layer.build()
     function = lambda h: layer(h, reverse=True)
 if keras.backend.backend() == "jax":
