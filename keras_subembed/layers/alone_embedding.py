@@ -15,7 +15,7 @@ from keras_subembed.checks import check_seed
 from keras_subembed.layers import random_filters
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.compressed_embedding import hide_from_constant_folding
-from keras_subembed.layers.distinct_rows import per_distinct_id
+from keras_subembed.layers.distinct_rows import embed_per_distinct_id
 
 _FILTER_KINDS = ("binary", "real")
 
@@ -293,21 +293,11 @@ class ALONEEmbedding(CompressedEmbedding):
         return ops.where(keep, hidden / (1 - rate), ops.zeros_like(hidden))
 
     def embed(self, token_ids, training=None):
-        if not (training and self.dropout):
-            # A vector depends on its id only: run the filters and the FFN
-            # once per distinct id of the batch (dropout differs per token).
-            vectors = per_distinct_id(
-                lambda ids: self._feed_forward(self.filters(ids)),
-                token_ids,
-                self.input_dim,
-                self.output_dim,
-                self.distinct_chunk_size,
-                self.compute_dtype,
-            )
-            if vectors is not None:
-                return vectors
-        # A dynamic number of tokens (TensorFlow graphs, exported models).
-        return self._feed_forward(self.filters(token_ids), training=training)
+        return embed_per_distinct_id(self, self._vectors_of_ids, token_ids, training=training)
+
+    def _vectors_of_ids(self, flat_ids, training=None):
+        """`(n, output_dim)` vectors of `(n,)` in-range int32 ids."""
+        return self._feed_forward(self.filters(flat_ids), training=training)
 
     def logits(self, hidden):
         hidden = ops.convert_to_tensor(hidden, dtype=self.compute_dtype)

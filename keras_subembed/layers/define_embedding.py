@@ -10,7 +10,7 @@ from keras_subembed.checks import check_choice
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_rate
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
-from keras_subembed.layers.distinct_rows import per_distinct_id
+from keras_subembed.layers.distinct_rows import embed_per_distinct_id
 from keras_subembed.layers.group_linear import GroupLinear
 
 
@@ -300,24 +300,7 @@ class DeFINEEmbedding(CompressedEmbedding):
         return ops.reshape(norm_layer(grouped), (*leading_shape, width))
 
     def embed(self, token_ids, training=None):
-        if not (training and self.dropout):
-            # A vector depends on its id only: compute it once per distinct
-            # id of the batch (dropout would differ per token).
-            vectors = per_distinct_id(
-                self._vectors_of_ids,
-                token_ids,
-                self.input_dim,
-                self.output_dim,
-                self.distinct_chunk_size,
-                self.compute_dtype,
-            )
-            if vectors is not None:
-                return vectors
-        # A dynamic number of tokens (TensorFlow graphs, exported models):
-        # flatten the ids (of any rank, a single id included), compute per
-        # token, and restore the shape.
-        vectors = self._vectors_of_ids(ops.reshape(token_ids, (-1,)), training=training)
-        return ops.reshape(vectors, (*ops.shape(token_ids), self.output_dim))
+        return embed_per_distinct_id(self, self._vectors_of_ids, token_ids, training=training)
 
     def _vectors_of_ids(self, flat_ids, training=None):
         """`(n, output_dim)` vectors of `(n,)` in-range int32 ids."""

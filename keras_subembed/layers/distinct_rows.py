@@ -96,3 +96,28 @@ def per_distinct_id(compute, token_ids, input_dim, width, chunk_size, dtype):
     table = ops.reshape(ops.map(rows_of_chunk, (chunks, starts)), (padded, width))
     vectors = ops.take(table, index, axis=0)
     return ops.reshape(vectors, (*token_ids.shape, width))
+
+
+def embed_per_distinct_id(layer, vectors_of_ids, token_ids, training=None):
+    """`(..., output_dim)` vectors of `layer` for in-range int32 `token_ids`.
+
+    `vectors_of_ids(flat_ids, training=None)` maps `(n,)` ids to `(n,
+    output_dim)` vectors from the id alone. It runs once per distinct id
+    (`per_distinct_id`, in chunks of `layer.distinct_chunk_size`) unless
+    dropout is on -- its masks differ per token -- or the number of ids is
+    dynamic (TensorFlow graphs, exported models): then once per token.
+    """
+    if not (training and layer.dropout):
+        vectors = per_distinct_id(
+            vectors_of_ids,
+            token_ids,
+            layer.input_dim,
+            layer.output_dim,
+            layer.distinct_chunk_size,
+            layer.compute_dtype,
+        )
+        if vectors is not None:
+            return vectors
+    # Flatten the ids (of any rank, a single id included) and restore the shape.
+    vectors = vectors_of_ids(ops.reshape(token_ids, (-1,)), training=training)
+    return ops.reshape(vectors, (*ops.shape(token_ids), layer.output_dim))
