@@ -9,8 +9,8 @@ recomputed in the backward pass, and gathers the rows back to the tokens.
 
 Everything has a static size, as XLA needs (no `unique` op exists in
 `keras.ops`, and `jnp.unique` needs a static size): a sort-based unique of
-size `min(tokens, input_dim)`; chunks past the batch's real number of
-distinct ids are skipped by a `cond`, so the work follows that number.
+size `min(tokens, input_dim)`; on JAX, chunks past the batch's real number
+of distinct ids are skipped by a `cond`, so the work follows that number.
 """
 
 import keras
@@ -56,8 +56,8 @@ def distinct_ids(flat_ids, size):
 def per_distinct_id(compute, token_ids, input_dim, width, chunk_size, dtype):
     """`compute(ids)` (int32 `(n,)` -> `(n, width)`) for every id, once per distinct id.
 
-    Returns `(..., width)` shaped like `token_ids` (int32, all in range), or
-    `None` when the number of ids is not static (a dynamic batch in a
+    `token_ids` are int32 and all in range. Returns `(..., width)` vectors
+    shaped like `token_ids`, or `None` when the number of ids is not static (a dynamic batch in a
     TensorFlow graph or an exported model): the caller then computes per
     token. `compute` must treat rows independently and be deterministic
     (no dropout).
@@ -69,15 +69,16 @@ def per_distinct_id(compute, token_ids, input_dim, width, chunk_size, dtype):
     distinct, index, count = distinct_ids(flat_ids, min(size, input_dim))
     num_rows = distinct.shape[0]
     if keras.backend.backend() != "jax":
-        # TensorFlow: one pass over the distinct ids. Its `recompute_grad`
-        # does not follow the layer's variables through `map`, so chunks
-        # would not lower the peak there.
+        # TensorFlow: one pass over the distinct ids, no chunks. (Chunks pay
+        # off only with recomputation in the backward pass, which is JAX's
+        # `checkpoint` here; `tf.recompute_grad` around layer calls inside
+        # `map` is untried.)
         table = ops.cast(compute(distinct), dtype)
         return ops.reshape(ops.take(table, index, axis=0), (*token_ids.shape, width))
     chunk_size = min(chunk_size, num_rows)
     num_chunks = -(-num_rows // chunk_size)
     padded = num_chunks * chunk_size
-    if padded > num_rows:  # id 0 fills the last chunk: valid, and cut off below
+    if padded > num_rows:  # id 0 fills the last chunk: valid, and no token reads it
         distinct = ops.pad(distinct, [(0, padded - num_rows)])
     chunks = ops.reshape(distinct, (num_chunks, chunk_size))
     starts = ops.arange(0, padded, chunk_size, dtype="int32")
