@@ -15,11 +15,21 @@ each with and without XLA (`jit_compile=True`; with `--backend jax`, only
 column divides by the Embedding row measured in the same run.
 
 Tied logits: `hidden @ E.T` for `--positions` hidden states against the
-V=50,265 table vs `SubEmbedding(..., reverse=True)`; each variant runs in its
+V=50,265 table vs `SubEmbedding(..., reverse=True)` (`--logit-variants`; a
+variant "... along-rows" or "... along-columns" forces that layout of
+stored-code logits, which the layer otherwise picks: columns under XLA and on
+GPUs, rows elsewhere; "SubEmbedding K=32 M=256" uses random stored codes that
+repeat, as product codes do); each variant runs in its
 own subprocess, where a thread samples the resident memory: the peak growth
 over the process's memory after a warm-up call is reported.
 
-    python benchmarks/bench_lookup.py [--backend jax] [--quick] [--output results.json]
+With `--backend jax` every row also records XLA's compiled temporary memory
+(`jax.jit(f).lower(...).compile().memory_analysis().temp_size_in_bytes`), and
+the script imports no TensorFlow (it runs on a CUDA JAX machine without it).
+`--temp-only` compiles each function and records its temp memory without
+timing it (batches too large to run on a small CPU).
+
+    python benchmarks/bench_lookup.py [--backend jax] [--quick] [--temp-only] [--output results.json]
 """
 
 import argparse
@@ -38,7 +48,9 @@ BACKEND = select_backend()
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+
+if BACKEND == "tensorflow":
+    import tensorflow as tf
 
 from keras_subembed import layers  # noqa: E402
 from keras_subembed.layers import SubEmbedding  # noqa: E402
@@ -58,6 +70,17 @@ def make_layer(name, vocab):
     num_tables = int(name.split("K=")[1].split()[0])
     assignment = "random" if "random" in name else "digits"
     return SubEmbedding(vocab, WIDTH, num_tables=num_tables, assignment=assignment, seed=0)
+
+
+def temp_bytes(function, arguments):
+    """XLA's compiled temporary memory of a jitted JAX function, or None."""
+    if BACKEND != "jax":
+        return None
+    lowered = getattr(function, "lower", None)
+    if lowered is None:
+        return None
+    analysis = lowered(*arguments).compile().memory_analysis()
+    return None if analysis is None else analysis.temp_size_in_bytes
 
 
 def median_rate(function, arguments, tokens, steps, repeats):
@@ -115,6 +138,8 @@ def jax_train_step(layer, optimizer):
         loss, state[0], state[1] = step(state[0], state[1], ids)
         return loss
 
+    # Lowered with the current state, so the temp memory is that of this step.
+    train_step.lower = lambda ids: step.lower(state[0], state[1], ids)
     return train_step
 
 
@@ -147,16 +172,22 @@ def lookup_rows(args):
                         compiled = compile_function(forward, xla)
                     else:
                         compiled = train_steps[xla]
-                    rate = median_rate(compiled, (ids,), tokens, args.steps, args.repeats)
+                    temp = temp_bytes(compiled, (ids,))
+                    if args.temp_only:
+                        rate = ratio = float("nan")
+                    else:
+                        rate = median_rate(compiled, (ids,), tokens, args.steps, args.repeats)
                     key = (mode, xla)
                     if name == "Embedding":
                         baseline[key] = rate
+                    ratio = rate / baseline[key] if key in baseline else float("nan")
                     rows.append(
                         dict(vocab=vocab, layer=name, mode=mode, xla=xla,
-                             tokens_per_s=rate, ratio=rate / baseline[key])
+                             tokens_per_s=rate, ratio=ratio, temp_bytes=temp)
                     )
+                    temp_text = "" if temp is None else f"  temp {temp / 2**20:,.1f} MiB"
                     print(f"  V={vocab:,} {name:<16} {mode:<10} xla={xla!s:<5} {rate:>12,.0f} tok/s"
-                          f"  x{rate / baseline[key]:.2f}", flush=True)
+                          f"  x{ratio:.2f}{temp_text}", flush=True)
             del layer, optimizer, train_steps
     return rows
 
@@ -173,17 +204,29 @@ if variant == "dense":
     table = keras.Variable(np.random.default_rng(1).normal(size=(vocab, width)).astype("float32"))
     function = lambda h: keras.ops.matmul(h, keras.ops.transpose(table))
 else:
+    # A forced layout of stored-code logits (otherwise chosen by the layer).
+    for layout, forced in (("along-rows", False), ("along-columns", True)):
+        if layout in variant:
+            import keras_subembed.layers.sub_embedding as sub_embedding
+            sub_embedding.column_gathers_are_fast = lambda forced=forced: forced
     k = int(variant.split("K=")[1].split()[0])
-    layer = SubEmbedding(vocab, width, num_tables=k,
-                         assignment="random" if "random" in variant else "digits", seed=0)
+    if "M=" in variant:  # stored codes that repeat down each column, as product codes
+        rows = int(variant.split("M=")[1].split()[0])
+        codes = np.random.default_rng(2).integers(0, rows, size=(vocab, k))
+        layer = SubEmbedding(vocab, width, num_tables=k, rows_per_table=rows, assignment=codes)
+    else:
+        layer = SubEmbedding(vocab, width, num_tables=k,
+                             assignment="random" if "random" in variant else "digits", seed=0)
     layer.build()
     function = lambda h: layer(h, reverse=True)
 if keras.backend.backend() == "jax":
     import jax
     function = jax.jit(function)
+    temp = function.lower(hidden).compile().memory_analysis().temp_size_in_bytes
 else:
     import tensorflow as tf
     function = tf.function(function, jit_compile=xla == "True")
+    temp = None
 np.asarray(function(hidden))  # compile, and let the allocator settle
 
 def resident_bytes():
@@ -205,15 +248,15 @@ for _ in range(repeats):
     times.append(time.perf_counter() - start)
 running[0] = False
 sampler.join()
-print(json.dumps({"seconds": statistics.median(times), "peak_mib": (peak[0] - baseline) / 2**20}))
+print(json.dumps({"seconds": statistics.median(times), "peak_mib": (peak[0] - baseline) / 2**20,
+                  "temp_bytes": temp}))
 """
 
 
 def logits_rows(args):
     rows = []
     vocab = 50_265
-    variants = ["dense", "SubEmbedding K=2", "SubEmbedding K=3", "SubEmbedding K=4",
-                "SubEmbedding K=3 random"]
+    variants = args.logit_variants
     for xla in (True,) if BACKEND == "jax" else (False, True):
         baseline = None
         for variant in variants:
@@ -225,16 +268,25 @@ def logits_rows(args):
             result = json.loads(output)
             baseline = baseline or result["seconds"]
             rows.append(dict(variant=variant, xla=xla, speedup=baseline / result["seconds"], **result))
+            temp = result["temp_bytes"]
+            temp_text = "" if temp is None else f"  temp {temp / 2**20:,.1f} MiB"
             print(f"  tied logits {variant:<24} xla={xla!s:<5} {result['seconds'] * 1e3:8.1f} ms"
-                  f"  x{baseline / result['seconds']:.2f}  peak +{result['peak_mib']:.0f} MiB", flush=True)
+                  f"  x{baseline / result['seconds']:.2f}  peak +{result['peak_mib']:.0f} MiB{temp_text}",
+                  flush=True)
     return rows
+
+
+def mib(temp):
+    return "-" if temp is None else f"{temp / 2**20:,.1f}"
 
 
 def markdown(lookup, logits, args):
     lines = [f"Backend {BACKEND}. Lookup, d={WIDTH}, batch {args.batch}x{args.sequence}; tokens/s (median of "
-             f"{args.repeats} runs of {args.steps} calls); ratio vs Embedding in the same run.", "",
-             "| V | layer | forward | ratio | forward XLA | ratio | train step | ratio | train step XLA | ratio |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             f"{args.repeats} runs of {args.steps} calls); ratio vs Embedding in the same run; "
+             "XLA temp memory (JAX only) in MiB.", "",
+             "| V | layer | forward | ratio | forward XLA | ratio | train step | ratio | train step XLA | ratio "
+             "| temp forward | temp train step |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     cells = {}
     for row in lookup:
         cells.setdefault((row["vocab"], row["layer"]), {})[(row["mode"], row["xla"])] = row
@@ -242,14 +294,18 @@ def markdown(lookup, logits, args):
         parts = []
         for key in (("forward", False), ("forward", True), ("train step", False), ("train step", True)):
             row = by_mode.get(key)  # JAX has XLA rows only
-            parts += [f"{row['tokens_per_s']:,.0f}", f"{row['ratio']:.2f}"] if row else ["-", "-"]
+            timed = row is not None and row["tokens_per_s"] == row["tokens_per_s"]  # not NaN
+            parts += [f"{row['tokens_per_s']:,.0f}", f"{row['ratio']:.2f}"] if timed else ["-", "-"]
+        for mode in ("forward", "train step"):
+            parts.append(mib(by_mode.get((mode, True), {}).get("temp_bytes")))
         lines.append(f"| {vocab:,} | {layer} | " + " | ".join(parts) + " |")
     lines += ["", f"Tied logits, {args.positions} positions x V=50,265, d={WIDTH}: median time, "
-              "speed-up vs the dense product, peak RSS growth.", "",
-              "| variant | XLA | time (ms) | speed-up | peak memory (MiB) |", "|---|---|---|---|---|"]
+              "speed-up vs the dense product, peak RSS growth, XLA temp memory (JAX only).", "",
+              "| variant | XLA | time (ms) | speed-up | peak memory (MiB) | temp (MiB) |",
+              "|---|---|---|---|---|---|"]
     for row in logits:
         lines.append(f"| {row['variant']} | {row['xla']} | {row['seconds'] * 1e3:.1f} | "
-                     f"{row['speedup']:.2f} | {row['peak_mib']:.0f} |")
+                     f"{row['speedup']:.2f} | {row['peak_mib']:.0f} | {mib(row.get('temp_bytes'))} |")
     return "\n".join(lines)
 
 
@@ -263,6 +319,11 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--positions", type=int, default=2048)
+    parser.add_argument("--logit-variants", nargs="+",
+                        default=["dense", "SubEmbedding K=2", "SubEmbedding K=3", "SubEmbedding K=4",
+                                 "SubEmbedding K=3 random"])
+    parser.add_argument("--temp-only", action="store_true",
+                        help="JAX: record XLA temp memory only, without timing (large batches)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
     parser.add_argument("--part", choices=["all", "lookup", "logits"], default="all")
     parser.add_argument("--output", help="write the rows as JSON here")
@@ -271,10 +332,14 @@ def main():
     if args.quick:
         args.vocab_sizes, args.batch, args.sequence = [5000], 4, 16
         args.steps, args.repeats, args.positions = 2, 2, 64
+    if args.temp_only and BACKEND != "jax":
+        parser.error("--temp-only reads XLA's memory analysis: it needs --backend jax")
     if BACKEND == "jax":
         import jax
 
-        devices, version = [d.platform for d in jax.devices()], f"JAX {jax.__version__}"
+        # e.g. "cpu: TFRT_CPU_0" or "gpu: NVIDIA H100 80GB HBM3"
+        devices = [f"{d.platform}: {d.device_kind}" for d in jax.devices()]
+        version = f"JAX {jax.__version__}"
     else:
         devices = [d.device_type for d in tf.config.list_physical_devices()]
         version = f"TF {tf.__version__}"

@@ -15,6 +15,7 @@ from keras_subembed.checks import check_seed
 from keras_subembed.layers import random_filters
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.compressed_embedding import hide_from_constant_folding
+from keras_subembed.layers.distinct_rows import embed_per_distinct_id
 
 _FILTER_KINDS = ("binary", "real")
 
@@ -97,6 +98,9 @@ class ALONEEmbedding(CompressedEmbedding):
     """
 
     logits_chunk_size = 8192
+    # Distinct ids run through the FFN together in training (JAX); the
+    # backward pass recomputes each chunk, so this bounds its memory.
+    distinct_chunk_size = 4096
     tied_to_table = True
     freeze_speeds_up = True
 
@@ -290,7 +294,11 @@ class ALONEEmbedding(CompressedEmbedding):
         return ops.where(keep, hidden / (1 - rate), ops.zeros_like(hidden))
 
     def embed(self, token_ids, training=None):
-        return self._feed_forward(self.filters(token_ids), training=training)
+        return embed_per_distinct_id(self, self._vectors_of_ids, token_ids, training=training)
+
+    def _vectors_of_ids(self, flat_ids, training=None):
+        """`(n, output_dim)` vectors of `(n,)` in-range int32 ids."""
+        return self._feed_forward(self.filters(flat_ids), training=training)
 
     def logits(self, hidden):
         hidden = ops.convert_to_tensor(hidden, dtype=self.compute_dtype)

@@ -10,6 +10,7 @@ from keras_subembed.checks import check_choice
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_rate
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
+from keras_subembed.layers.distinct_rows import embed_per_distinct_id
 from keras_subembed.layers.group_linear import GroupLinear
 
 
@@ -125,6 +126,9 @@ class DeFINEEmbedding(CompressedEmbedding):
 
     tied_to_table = False
     freeze_speeds_up = True
+    # Distinct ids expanded together in training (JAX); the backward pass
+    # recomputes each chunk's activations, so this bounds their memory.
+    distinct_chunk_size = 2048
 
     def __init__(
         self,
@@ -296,12 +300,12 @@ class DeFINEEmbedding(CompressedEmbedding):
         return ops.reshape(norm_layer(grouped), (*leading_shape, width))
 
     def embed(self, token_ids, training=None):
-        # The group layers and `reduce` work on a batch of vectors: flatten
-        # the ids (of any rank, a single id included) and restore the shape.
-        flat_ids = ops.reshape(token_ids, (-1,))
+        return embed_per_distinct_id(self, self._vectors_of_ids, token_ids, training=training)
+
+    def _vectors_of_ids(self, flat_ids, training=None):
+        """`(n, output_dim)` vectors of `(n,)` in-range int32 ids."""
         mapped = ops.cast(self.map_vectors(flat_ids), self.compute_dtype)
-        vectors = self.reduce_layer(self.expand(mapped, training=training))
-        return ops.reshape(vectors, (*ops.shape(token_ids), self.output_dim))
+        return self.reduce_layer(self.expand(mapped, training=training))
 
     def logits(self, hidden):
         hidden = ops.convert_to_tensor(hidden, dtype=self.compute_dtype)

@@ -29,6 +29,7 @@ from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.compressed_embedding import hide_from_constant_folding
+from keras_subembed.layers.gather_layout import column_gathers_are_fast
 
 _DEFAULT_NUM_TABLES = 3
 _ASSIGNMENTS = ("digits", "random", "explicit")
@@ -481,12 +482,22 @@ class SubEmbedding(CompressedEmbedding):
     def _gathered_logits(self, scores, codes):
         codes = ops.cast(codes, "int32")
         code_columns = ops.unstack(codes, self.num_tables, axis=1)
+        # Measured on a 2-core CPU (benchmarks/RESULTS.md, P=2,048, V=50,265):
+        # under XLA, gathering along the last axis of each (N, M) score
+        # matrix is fused with the sum into one pass that writes the (N, V)
+        # output once, 1.7-7x faster than gathering rows of the transposed
+        # scores and transposing the (V, N) sum back; TensorFlow's own kernels
+        # (graph mode, eager, TFLite) are 2.7-5.6x faster with the row copies.
+        # On a GPU the column layout is the one that writes the output once.
+        along_columns = column_gathers_are_fast()
         total = None
         for score, column in zip(scores, code_columns):
-            # Rows of the transposed scores are contiguous: a row gather is a copy.
-            gathered = ops.take(ops.transpose(score), column, axis=0)
+            if along_columns:
+                gathered = ops.take(score, column, axis=-1)
+            else:
+                gathered = ops.take(ops.transpose(score), column, axis=0)
             total = gathered if total is None else total + gathered
-        return ops.transpose(total)
+        return total if along_columns else ops.transpose(total)
 
     def _digit_logits(self, scores):
         num_reserved = len(self.reserved_ids)

@@ -2,7 +2,6 @@
 
 import keras
 import keras_hub
-import tensorflow as tf
 from keras_hub.src.utils.tensor_utils import preprocessing_function
 
 from keras_subembed.models.compressed_roberta_backbone import CompressedRobertaBackbone
@@ -52,6 +51,10 @@ class CompressedRobertaMaskedLMPreprocessor(keras_hub.models.MaskedLMPreprocesso
     # tf.Tensor) and `_call_python` for eager calls.
     @preprocessing_function
     def _call_tf(self, x, y=None, sample_weight=None):
+        # Imported here: `import keras_subembed` must not need TensorFlow on
+        # JAX, and this path runs only where tf.data does.
+        import tensorflow as tf
+
         outputs = super()._call_tf(x, y, sample_weight)
         return backbone_inputs(outputs, cast=tf.cast)
 

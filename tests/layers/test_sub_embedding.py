@@ -9,6 +9,7 @@ from keras_subembed.assignment import pack_codes
 from keras_subembed.assignment import product_codes
 from keras_subembed.assignment import unpack_codes
 from keras_subembed.layers import SubEmbedding
+from keras_subembed.layers import sub_embedding
 from tests.layers.layer_contract import assert_compiled_matches_eager
 from tests.layers.layer_contract import assert_float32_close
 from tests.layers.layer_contract import assert_keras_file_moves_between_backends
@@ -184,6 +185,34 @@ def test_tied_logits_equal_dense_product(variant):
     assert_float32_close(logits, expected, WIDTH)
 
 
+def narrow_tables_layer():
+    """32 tables 2 wide, stored codes that repeat down each column (as product codes)."""
+    codes = np.random.default_rng(4).integers(0, 16, size=(VOCAB, 32))
+    return SubEmbedding(
+        VOCAB,
+        64,
+        assignment=codes,
+        rows_per_table=16,
+        embeddings_initializer=keras.initializers.RandomNormal(seed=11),
+    )
+
+
+@pytest.mark.parametrize("along_columns", [False, True], ids=["row_layout", "column_layout"])
+@pytest.mark.parametrize("variant", ["random", "random_reserved", "narrow_tables"])
+def test_stored_code_logits_equal_dense_product_in_both_layouts(variant, along_columns, monkeypatch):
+    # The gather layout follows XLA and the device (see `_gathered_logits`);
+    # both must give the same logits, eager and compiled, wherever tests run.
+    monkeypatch.setattr(sub_embedding, "column_gathers_are_fast", lambda: along_columns)
+    layer = narrow_tables_layer() if variant == "narrow_tables" else make_layer(variant)
+    width = layer.output_dim
+    hidden = np.random.default_rng(0).normal(size=(2, 5, width)).astype("float32")
+    expected = hidden @ np.asarray(layer.embedding_table()).T
+    for function in (lambda h: layer(h, reverse=True), compiled(lambda h: layer(h, reverse=True))):
+        logits = np.asarray(function(hidden))
+        assert logits.shape == (2, 5, VOCAB)
+        assert_float32_close(logits, expected, width)
+
+
 @pytest.mark.parametrize("variant", ["digits_reserved", "random"])
 def test_tied_logits_never_build_the_dense_table(variant):
     vocab, width = 5000, 48
@@ -342,4 +371,15 @@ def test_tflite_builtins_only_matches_keras(variant):
     runner, model = tflite_masked_lm(layer)
     assert_no_table_sized_tensor(runner.tensor_shapes(), vocab, width)
     assert "GATHER" in runner.op_names()
+    assert_tflite_matches_keras(runner, model, vocab, width)
+
+
+@pytest.mark.tensorflow_only(reason="TFLite conversion")
+def test_tflite_of_column_layout_logits_is_builtins_only_and_matches(monkeypatch):
+    # A model converted on a GPU machine traces the gathers along columns.
+    monkeypatch.setattr(sub_embedding, "column_gathers_are_fast", lambda: True)
+    vocab, width = 30_522, 64
+    layer = make_layer("random", vocab=vocab, width=width, reserved_ids=(0, 100, 101, 102, 103))
+    runner, model = tflite_masked_lm(layer)
+    assert_no_table_sized_tensor(runner.tensor_shapes(), vocab, width)
     assert_tflite_matches_keras(runner, model, vocab, width)
