@@ -23,8 +23,8 @@ _CHILD = textwrap.dedent(
     made = [
         layers.SubEmbedding(100, 8, num_tables=3),
         layers.SubEmbedding(100, 8, num_tables=2, assignment="random", seed=0),
-        layers.ALONEEmbedding(100, 8, seed=0),
-        layers.ALONEEmbedding(100, 8, seed=0, volatile=False),
+        layers.ALONEEmbedding(100, 8, base_dim=32, seed=0),
+        layers.ALONEEmbedding(100, 8, base_dim=32, seed=0, volatile=False),
         layers.DeFINEEmbedding(100, 8, map_dim=8, expand_dim=16, depth=2, max_groups=2),
     ]
     for layer in made:
