@@ -108,7 +108,8 @@ def pretrained_token_embedding(
                 f"`embedding_kwargs`. Received: {kwargs!r}"
             )
         if isinstance(source, keras.layers.Embedding):
-            config = {**source.get_config(), "name": name}
+            # Trainable even when copied from a teacher frozen for distillation.
+            config = {**source.get_config(), "name": name, "trainable": True}
             layer = source.__class__.from_config(config)
         else:
             layer = keras_hub.layers.ReversibleEmbedding(num_ids, width, **common)

@@ -239,6 +239,12 @@ class EmbeddingDistiller(keras_hub.models.Task):
     def fit(self, x=None, *args, **kwargs):
         _check_not_empty(x)
         self._check_ids(x)
+        if not self.trainable_weights:
+            raise ValueError(
+                "The distiller has no trainable weight: `fit` would change nothing. "
+                f"The student's layers are frozen (train={self.train!r}); set "
+                "`student.trainable = True` before building the distiller."
+            )
         return super().fit(x, *args, **kwargs)
 
     def evaluate(self, x=None, *args, **kwargs):

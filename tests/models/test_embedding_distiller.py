@@ -320,3 +320,22 @@ def test_bad_distillation_data_is_named_before_tracing(batch, message):
     for run in (distiller.fit, distiller.evaluate):
         with pytest.raises(ValueError, match=re.escape(message)):
             run(batch, batch_size=2, verbose=0)
+
+
+def test_a_dense_student_of_a_frozen_teacher_trains_its_embedding():
+    teacher, first = make_pair()
+    EmbeddingDistiller(teacher, first)  # freezes the shared teacher
+    dense = compress_backbone(teacher, "embedding")
+    distiller = EmbeddingDistiller(teacher, dense, train="embedding")
+    assert trainable_ids(distiller) == {id(w) for w in dense.token_embedding.weights} != set()
+
+
+def test_fit_with_nothing_trainable_is_refused():
+    teacher, student = make_pair()
+    distiller = EmbeddingDistiller(teacher, student, train="embedding")
+    student.token_embedding.trainable = False
+    distiller.compile()
+    ids = np.ones((2, 4), "int32")
+    with pytest.raises(ValueError, match=re.escape(
+            "The distiller has no trainable weight: `fit` would change nothing.")):
+        distiller.fit({"token_ids": ids, "padding_mask": ids}, epochs=1, verbose=0)
