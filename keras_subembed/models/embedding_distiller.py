@@ -188,6 +188,7 @@ class EmbeddingDistiller(keras_hub.models.Task):
             learning_rate = _check_learning_rate("learning_rate", learning_rate)
             embedding_learning_rate = _check_learning_rate(
                 "embedding_learning_rate", embedding_learning_rate)
+            weight_decay = check_non_negative_number("weight_decay", weight_decay)
             optimizer = LayerRateAdamW(
                 learning_rate,
                 {_layer_path(self.student.token_embedding):

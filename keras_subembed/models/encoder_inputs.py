@@ -104,6 +104,10 @@ def check_id_batch(x, vocabulary_size=None, max_sequence_length=None):
     if token_ids is None:
         return
     check_int32_values("token_ids", token_ids)
+    if token_ids.size == 0:
+        raise ValueError(
+            f"`token_ids` is empty (shape {token_ids.shape}): there is nothing to run on."
+        )
     if vocabulary_size is not None and token_ids.size and (
             token_ids.min() < 0 or token_ids.max() >= vocabulary_size):
         outside = token_ids[(token_ids < 0) | (token_ids >= vocabulary_size)]
@@ -116,6 +120,11 @@ def check_id_batch(x, vocabulary_size=None, max_sequence_length=None):
         raise ValueError(
             "`padding_mask` must have the shape of `token_ids`. Received: "
             f"padding_mask.shape={mask.shape}, token_ids.shape={token_ids.shape}"
+        )
+    if mask is not None and not np.isin(mask, (0, 1)).all():
+        raise ValueError(
+            "`padding_mask` must hold 0 (padding) and 1 (token) only. Received values "
+            f"{np.unique(mask[~np.isin(mask, (0, 1))])[:5].tolist()}"
         )
     length = token_ids.shape[-1] if token_ids.ndim else 0
     if max_sequence_length is not None and length > max_sequence_length:

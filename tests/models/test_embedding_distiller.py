@@ -339,3 +339,19 @@ def test_fit_with_nothing_trainable_is_refused():
     with pytest.raises(ValueError, match=re.escape(
             "The distiller has no trainable weight: `fit` would change nothing.")):
         distiller.fit({"token_ids": ids, "padding_mask": ids}, epochs=1, verbose=0)
+
+
+def test_empty_batches_masks_beyond_0_1_and_negative_decay_are_named():
+    teacher, student = make_pair()
+    distiller = EmbeddingDistiller(teacher, student)
+    with pytest.raises(ValueError, match=re.escape(
+            "`weight_decay` must be a finite number >= 0. Received: weight_decay=-1.0")):
+        distiller.compile(weight_decay=-1.0)
+    distiller.compile()
+    empty = np.zeros((0, 8), "int32")
+    with pytest.raises(ValueError, match=re.escape("`token_ids` is empty (shape (0, 8))")):
+        distiller.fit({"token_ids": empty, "padding_mask": empty}, epochs=1, verbose=0)
+    ids = np.ones((2, 4), "int32")
+    with pytest.raises(ValueError, match=re.escape(
+            "`padding_mask` must hold 0 (padding) and 1 (token) only. Received values [2]")):
+        distiller.fit({"token_ids": ids, "padding_mask": ids * 2}, epochs=1, verbose=0)
