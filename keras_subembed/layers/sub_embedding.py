@@ -259,9 +259,9 @@ class SubEmbedding(CompressedEmbedding):
                 f"width {width}."
             )
         distinct = check_bool("distinct", distinct)
-        if not isinstance(assignment, str):
-            pass  # explicit codes: checked by the constructor
-        elif assignment == "product":
+        # An explicit code array goes to the constructor, which checks it.
+        named = assignment if isinstance(assignment, str) else None
+        if named == "product":
             num_tables = _DEFAULT_NUM_TABLES if num_tables is None else num_tables
             if rows_per_table is None:
                 rows_per_table = DEFAULT_ROWS_PER_TABLE
@@ -275,7 +275,7 @@ class SubEmbedding(CompressedEmbedding):
                 verbose=verbose,
             )
             kwargs.setdefault("distinct_codes", distinct)
-        elif assignment == "clustered":
+        elif named == "clustered":
             num_tables = _DEFAULT_NUM_TABLES if num_tables is None else num_tables
             assignment = clustered_codes(
                 table,
@@ -286,7 +286,7 @@ class SubEmbedding(CompressedEmbedding):
                 seed=seed,
                 verbose=verbose,
             )
-        elif assignment not in ("digits", "random"):
+        elif named is not None and named not in ("digits", "random"):
             raise ValueError(
                 '`assignment` must be "product", "clustered", "digits", "random" '
                 f"or an integer array of codes. Received: assignment={assignment!r}"

@@ -178,22 +178,22 @@ def test_mirrored_strategy_distils_on_two_cpu_devices():
     assert result.returncode == 0 and "OK" in result.stdout, result.stderr[-3000:]
 
 
-def make_roberta_pair(seed=0):
+def define_pair(backbone_class, seed=0):
+    """A tiny `backbone_class` teacher and its DeFINE-compressed student."""
     keras.utils.set_random_seed(seed)
-    teacher = keras_hub.models.RobertaBackbone(
+    teacher = backbone_class(
         VOCAB, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
         max_sequence_length=16, dropout=0.0)
     return teacher, compress_backbone(teacher, "define", {"map_dim": 8, "expand_dim": 32,
                                                           "depth": 2})
+
+
+def make_roberta_pair(seed=0):
+    return define_pair(keras_hub.models.RobertaBackbone, seed)
 
 
 def make_distilbert_pair(seed=0):
-    keras.utils.set_random_seed(seed)
-    teacher = keras_hub.models.DistilBertBackbone(
-        VOCAB, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
-        max_sequence_length=16, dropout=0.0)
-    return teacher, compress_backbone(teacher, "define", {"map_dim": 8, "expand_dim": 32,
-                                                          "depth": 2})
+    return define_pair(keras_hub.models.DistilBertBackbone, seed)
 
 
 PAIRS = [make_pair, make_roberta_pair, make_distilbert_pair]
