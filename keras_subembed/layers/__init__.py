@@ -8,6 +8,7 @@ from keras_subembed.layers.embedding_kinds import EMBEDDING_KINDS
 from keras_subembed.layers.embedding_kinds import EmbeddingKind
 from keras_subembed.layers.embedding_kinds import embedding_kind_name
 from keras_subembed.layers.embedding_kinds import make_embedding
+from keras_subembed.layers.embedding_kinds import make_pretrained_embedding
 from keras_subembed.layers.embedding_kinds import register_embedding_kind
 from keras_subembed.layers.group_linear import GroupLinear
 from keras_subembed.layers.sub_embedding import SubEmbedding
@@ -23,5 +24,6 @@ __all__ = [
     "SubEmbedding",
     "embedding_kind_name",
     "make_embedding",
+    "make_pretrained_embedding",
     "register_embedding_kind",
 ]

@@ -6,6 +6,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_subembed.assignment.clustered import check_embedding_table
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed  # noqa: F401 (re-exported)
@@ -62,6 +63,19 @@ def known_values(tensor):
     if isinstance(tensor, keras.KerasTensor):
         return None
     return np.asarray(ops.convert_to_numpy(tensor) if ops.is_tensor(tensor) else tensor)
+
+
+def pretrained_sizes(table, kwargs):
+    """`kwargs` with `input_dim` and `output_dim` set from `table`'s shape,
+    refused when given and different."""
+    kwargs = dict(kwargs)
+    for name, size, what in (("input_dim", table.shape[0], "rows"),
+                             ("output_dim", table.shape[1], "width")):
+        if kwargs.setdefault(name, size) != size:
+            raise ValueError(
+                f"`{name}={kwargs[name]}` does not match the table's {what} ({size})."
+            )
+    return kwargs
 
 
 def forget_compiled_steps(layer):
@@ -138,6 +152,26 @@ class CompressedEmbedding(keras.layers.Layer):
         self.supports_masking = mask_zero
         self.cached = cached
         self.cached_table = None
+
+    @classmethod
+    def from_pretrained(cls, table, verbose=False, **kwargs):
+        """A layer of this kind for a pretrained `(V, d)` token table.
+
+        Every kind has this door, so models compress a table without knowing
+        the kind. Here (ALONE, and any kind with nothing to fit in closed
+        form) only the sizes come from `table`; `SubEmbedding` and
+        `DeFINEEmbedding` also fit their weights to it. `verbose` shows the
+        progress of a fit; `kwargs` go to the constructor.
+
+        Example:
+        >>> table = np.ones((1000, 32), "float32")
+        >>> layer = keras_subembed.layers.ALONEEmbedding.from_pretrained(table)
+        >>> layer.input_dim, layer.output_dim
+        (1000, 32)
+        """
+        del verbose  # nothing is fitted here
+        table = check_embedding_table(table, name="table")
+        return cls(**pretrained_sizes(table, kwargs))
 
     def build_weights(self, input_shape=None):
         """Create the layer's own weights; `build()` adds the cache after it."""

@@ -3,8 +3,10 @@
 import math
 
 import keras
+import numpy as np
 from keras import ops
 
+from keras_subembed.assignment.clustered import check_embedding_table
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_choice
 from keras_subembed.checks import check_positive_int
@@ -12,6 +14,7 @@ from keras_subembed.checks import check_rate
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.distinct_rows import embed_per_distinct_id
 from keras_subembed.layers.group_linear import GroupLinear
+from keras_subembed.layers.sub_embedding import SubEmbedding
 
 
 def hgt_groups(depth, max_groups, schedule="hierarchical"):
@@ -129,6 +132,36 @@ class DeFINEEmbedding(CompressedEmbedding):
     # Distinct ids expanded together in training (JAX); the backward pass
     # recomputes each chunk's activations, so this bounds their memory.
     distinct_chunk_size = 2048
+
+    @classmethod
+    def from_pretrained(cls, table, map_layer=None, verbose=False, **kwargs):
+        """A `DeFINEEmbedding` for a pretrained `(V, d)` token table.
+
+        When `map_layer` is a dict of `SubEmbedding.from_pretrained` arguments
+        (no `"class_name"`), the map is a `SubEmbedding` fitted to the table's
+        top `map_dim` principal components (default 128), so the map starts
+        from what the table knows; any other `map_layer` is used as given.
+        The group transform and reduction start from their initialisers.
+
+        Example:
+        >>> table = np.random.default_rng(0).normal(size=(1000, 32)).astype("float32")
+        >>> layer = keras_subembed.layers.DeFINEEmbedding.from_pretrained(
+        ...     table, map_dim=16, expand_dim=64, map_layer={"num_tables": 2})
+        >>> layer.map_layer.output_dim, tuple(layer.embedding_table().shape)
+        (16, (1000, 32))
+        """
+        table = check_embedding_table(table, name="table")
+        if isinstance(map_layer, dict) and "class_name" not in map_layer:
+            kwargs.setdefault("map_dim", 128)
+            map_layer = SubEmbedding.from_pretrained(
+                principal_components(table, kwargs["map_dim"]),
+                verbose=verbose,
+                name="define_map",
+                dtype=kwargs.get("dtype"),
+                **map_layer,
+            )
+            kwargs.pop("map_dim")
+        return super().from_pretrained(table, map_layer=map_layer, **kwargs)
 
     def __init__(
         self,
@@ -353,3 +386,9 @@ class DeFINEEmbedding(CompressedEmbedding):
         )
         return config
 
+
+def principal_components(table, width):
+    """`table` projected on its top `width` principal directions: a `(V, width)` table."""
+    centred = table - table.mean(axis=0, keepdims=True)
+    _, _, directions = np.linalg.svd(centred, full_matrices=False)
+    return (centred @ directions[:width].T).astype(np.float32)

@@ -1,8 +1,10 @@
 """The registry of token-embedding kinds: the one place a new kind is added.
 
 Models, export, the command line and the examples look kinds up here by short
-name. A kind is a layer class (with tied logits, `call(x, reverse=True)`) and
-default constructor arguments. The compressed layers of this package are
+name. A kind is a layer class (with tied logits, `call(x, reverse=True)`),
+default constructor arguments and a door for pretrained tables
+(`cls.from_pretrained(table, **kwargs)` unless the entry names another), so
+models compress a table without knowing the kind. The compressed layers of this package are
 registered below; higher floors register theirs (the models floor adds the
 dense `"embedding"` baseline, keras-hub's `ReversibleEmbedding`) so that
 this module needs nothing above it.
@@ -31,16 +33,18 @@ from keras_subembed.layers.sub_embedding import SubEmbedding
 
 @dataclasses.dataclass(frozen=True)
 class EmbeddingKind:
-    """A layer class and the constructor arguments it gets unless overridden."""
+    """A layer class, the constructor arguments it gets unless overridden, and
+    how it starts from a pretrained table (`None`: `cls.from_pretrained`)."""
 
     cls: type
     defaults: types.MappingProxyType
+    from_pretrained: object = None
 
 
 EMBEDDING_KINDS = {}
 
 
-def register_embedding_kind(name, cls, defaults=None):
+def register_embedding_kind(name, cls, defaults=None, from_pretrained=None):
     """Add (or re-register identically) a kind under the short name `name`.
 
     Args:
@@ -48,6 +52,8 @@ def register_embedding_kind(name, cls, defaults=None):
         cls: a `keras.layers.Layer` subclass taking `input_dim` and
             `output_dim` and supporting `call(hidden, reverse=True)`.
         defaults: dict of constructor arguments applied unless given.
+        from_pretrained: callable `(table, verbose=False, **kwargs) -> layer`
+            for classes without a `from_pretrained` classmethod.
 
     Returns the registered `EmbeddingKind`.
     """
@@ -57,7 +63,7 @@ def register_embedding_kind(name, cls, defaults=None):
         raise ValueError(
             f"`cls` must be a keras.layers.Layer subclass. Received: cls={cls!r}"
         )
-    kind = EmbeddingKind(cls, types.MappingProxyType(dict(defaults or {})))
+    kind = EmbeddingKind(cls, types.MappingProxyType(dict(defaults or {})), from_pretrained)
     existing = EMBEDDING_KINDS.get(name)
     if existing is not None and existing != kind:
         raise ValueError(
@@ -68,18 +74,43 @@ def register_embedding_kind(name, cls, defaults=None):
     return kind
 
 
-def make_embedding(kind, /, **kwargs):
-    """A new layer of kind `kind`: its defaults, overridden by `kwargs`.
-
-    `kind` is positional-only, so `name=` stays free for the layer's name.
-    """
+def _registered(kind):
     if kind not in EMBEDDING_KINDS:
         raise ValueError(
             f"Unknown embedding kind {kind!r}. Registered kinds: "
             f"{sorted(EMBEDDING_KINDS)}."
         )
-    registered = EMBEDDING_KINDS[kind]
+    return EMBEDDING_KINDS[kind]
+
+
+def make_embedding(kind, /, **kwargs):
+    """A new layer of kind `kind`: its defaults, overridden by `kwargs`.
+
+    `kind` is positional-only, so `name=` stays free for the layer's name.
+    """
+    registered = _registered(kind)
     return registered.cls(**{**registered.defaults, **kwargs})
+
+
+def make_pretrained_embedding(kind, table, /, **kwargs):
+    """A layer of kind `kind` that starts from the pretrained `(V, d)` `table`.
+
+    Example:
+    >>> table = np.random.default_rng(0).normal(size=(1000, 32)).astype("float32")
+    >>> layer = make_pretrained_embedding("sub", table, assignment="product",
+    ...     num_tables=8, rows_per_table=16)
+    >>> layer.num_tables, layer.pack_codes
+    (8, True)
+    """
+    registered = _registered(kind)
+    from_pretrained = registered.from_pretrained or getattr(
+        registered.cls, "from_pretrained", None)
+    if from_pretrained is None:
+        raise ValueError(
+            f"Embedding kind {kind!r} ({registered.cls.__name__}) cannot start from a "
+            "pretrained table: register it with `from_pretrained=`."
+        )
+    return from_pretrained(table, **{**registered.defaults, **kwargs})
 
 
 def embedding_kind_name(layer):

@@ -29,6 +29,7 @@ from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.compressed_embedding import hide_from_constant_folding
+from keras_subembed.layers.compressed_embedding import pretrained_sizes
 from keras_subembed.layers.gather_layout import column_gathers_are_fast
 
 _DEFAULT_NUM_TABLES = 3
@@ -247,17 +248,7 @@ class SubEmbedding(CompressedEmbedding):
         ((1000, 32), True)
         """
         table = check_embedding_table(table, name="table")
-        num_ids, width = table.shape
-        if kwargs.setdefault("input_dim", num_ids) != num_ids:
-            raise ValueError(
-                f"`input_dim={kwargs['input_dim']}` does not match the table's "
-                f"{num_ids} rows."
-            )
-        if kwargs.setdefault("output_dim", width) != width:
-            raise ValueError(
-                f"`output_dim={kwargs['output_dim']}` does not match the table's "
-                f"width {width}."
-            )
+        kwargs = pretrained_sizes(table, kwargs)
         distinct = check_bool("distinct", distinct)
         # An explicit code array goes to the constructor, which checks it.
         named = assignment if isinstance(assignment, str) else None

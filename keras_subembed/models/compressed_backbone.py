@@ -4,10 +4,10 @@ import keras
 import keras_hub
 import numpy as np
 
-from keras_subembed.layers.alone_embedding import ALONEEmbedding
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
-from keras_subembed.layers.define_embedding import DeFINEEmbedding
-from keras_subembed.layers.sub_embedding import SubEmbedding
+from keras_subembed.layers.embedding_kinds import EMBEDDING_KINDS
+from keras_subembed.layers.embedding_kinds import make_pretrained_embedding
+from keras_subembed.layers.embedding_kinds import register_embedding_kind
 from keras_subembed.models.positional_token_embedding import PositionalTokenEmbedding
 
 SUPPORTED_BACKBONES = (
@@ -18,7 +18,6 @@ SUPPORTED_BACKBONES = (
     "CompressedRobertaBackbone",
     "CompressedBackbone",
 )
-PRETRAINED_KINDS = ("embedding", "sub", "define", "alone")
 # keras-hub layers that own the token embedding together with the positions.
 _TOKEN_AND_POSITION_LAYERS = (
     keras_hub.layers.TokenAndPositionEmbedding,
@@ -33,39 +32,49 @@ def dense_table(embedding):
     return np.asarray(keras.ops.convert_to_numpy(embedding.embeddings))
 
 
-def _principal_components(table, width):
-    """`table` projected on its top `width` principal directions (a `(V, width)` table)."""
-    centred = table - table.mean(axis=0, keepdims=True)
-    _, _, directions = np.linalg.svd(centred, full_matrices=False)
-    return (centred @ directions[:width].T).astype(np.float32)
+def dense_from_pretrained(table, verbose=False, **kwargs):
+    """keras-hub's `ReversibleEmbedding` (tied logits) holding `table` exactly."""
+    del verbose  # nothing is fitted
+    layer = keras_hub.layers.ReversibleEmbedding(*np.shape(table), **kwargs)
+    layer.build((None, None))
+    layer.embeddings.assign(table)
+    return layer
+
+
+# The dense baseline: keras-hub's tied embedding, initialised as RoBERTa's,
+# and an exact copy of a pretrained table.
+register_embedding_kind(
+    "embedding",
+    keras_hub.layers.ReversibleEmbedding,
+    {"embeddings_initializer": {"class_name": "TruncatedNormal", "config": {"stddev": 0.02}}},
+    from_pretrained=dense_from_pretrained,
+)
 
 
 def pretrained_token_embedding(
     table,
     embedding="sub",
     embedding_kwargs=None,
-    source=None,
     name="token_embedding",
     dtype=None,
     verbose=False,
 ):
     """A token-embedding layer of the kind `embedding` that starts from `table`.
 
-    * `"sub"`: `SubEmbedding.from_pretrained(table, **embedding_kwargs)`
-      (clustered codes by default; `{"assignment": "product", "num_tables":
-      32, "rows_per_table": 256}` keeps far more of a pretrained table per
-      byte; least-squares sub-tables).
-    * `"embedding"`: a dense table equal to `table` (of the class of `source`
-      when that is a dense `keras.layers.Embedding`, else keras-hub's
-      `ReversibleEmbedding`).
-    * `"define"`: `DeFINEEmbedding`; when `embedding_kwargs["map_layer"]` is a
-      dict of `SubEmbedding.from_pretrained` arguments (no `"class_name"`),
-      the map is a `SubEmbedding` fitted to the table's top `map_dim`
-      principal components. The group transform starts from its own
-      initialisation.
+    A short name goes to the kind's `from_pretrained` (see
+    `keras_subembed.layers.make_pretrained_embedding`) with
+    `embedding_kwargs`:
+
+    * `"sub"`: `SubEmbedding.from_pretrained` (clustered codes by default;
+      `{"assignment": "product", "num_tables": 32, "rows_per_table": 256}`
+      keeps far more of a pretrained table per byte; least-squares sub-tables).
+    * `"embedding"`: keras-hub's `ReversibleEmbedding` equal to `table`.
+    * `"define"`: `DeFINEEmbedding.from_pretrained` (a dict `map_layer` is a
+      `SubEmbedding` fitted to the table's principal components).
     * `"alone"`: `ALONEEmbedding` from its own initialisation (its filters are
       random by design; nothing in it can be fitted in closed form).
-    * a layer instance: used as it is, after checking its sizes.
+
+    A layer instance is used as it is, after checking its sizes.
 
     Example:
     >>> layer = pretrained_token_embedding(table, "sub",
@@ -95,43 +104,18 @@ def pretrained_token_embedding(
                 "width must match the backbone's."
             )
         return embedding
-    if embedding not in PRETRAINED_KINDS:
+    if not isinstance(embedding, str) or embedding not in EMBEDDING_KINDS:
         raise ValueError(
-            f"`embedding` must be a layer or one of {PRETRAINED_KINDS}. "
+            f"`embedding` must be a layer or one of {sorted(EMBEDDING_KINDS)}. "
             f"Received: embedding={embedding!r}"
         )
-    common = {"name": name, "dtype": dtype}
-    if embedding == "embedding":
-        if kwargs:
-            raise ValueError(
-                '`embedding="embedding"` is an exact copy and takes no '
-                f"`embedding_kwargs`. Received: {kwargs!r}"
-            )
-        if isinstance(source, keras.layers.Embedding):
-            # Trainable even when copied from a teacher frozen for distillation.
-            config = {**source.get_config(), "name": name, "trainable": True}
-            layer = source.__class__.from_config(config)
-        else:
-            layer = keras_hub.layers.ReversibleEmbedding(num_ids, width, **common)
-        layer.build((None, None))
-        layer.embeddings.assign(table)
-        return layer
-    if embedding == "sub":
-        return SubEmbedding.from_pretrained(table, verbose=verbose, **common, **kwargs)
-    if embedding == "define":
-        map_layer = kwargs.get("map_layer")
-        if isinstance(map_layer, dict) and "class_name" not in map_layer:
-            map_dim = kwargs.get("map_dim", 128)
-            kwargs["map_layer"] = SubEmbedding.from_pretrained(
-                _principal_components(table, map_dim),
-                verbose=verbose,
-                name="define_map",
-                dtype=dtype,
-                **map_layer,
-            )
-            kwargs.pop("map_dim", None)
-        return DeFINEEmbedding(num_ids, width, **common, **kwargs)
-    return ALONEEmbedding(num_ids, width, **common, **kwargs)
+    if embedding == "embedding" and kwargs:
+        raise ValueError(
+            '`embedding="embedding"` is an exact copy and takes no '
+            f"`embedding_kwargs`. Received: {kwargs!r}"
+        )
+    return make_pretrained_embedding(
+        embedding, table, name=name, dtype=dtype, verbose=verbose, **kwargs)
 
 
 def _embedding_node(backbone):
@@ -315,7 +299,6 @@ def compress_backbone(
         dense_table(source_embedding),
         embedding,
         embedding_kwargs,
-        source=source_embedding,
         name=source_embedding.name,
         dtype=source_embedding.dtype_policy,
         verbose=verbose,

@@ -9,7 +9,6 @@ from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.embedding_kinds import EMBEDDING_KINDS
 from keras_subembed.layers.embedding_kinds import embedding_kind_name
 from keras_subembed.layers.embedding_kinds import make_embedding
-from keras_subembed.layers.embedding_kinds import register_embedding_kind
 from keras_subembed.models.compressed_backbone import copy_non_embedding_weights
 from keras_subembed.models.compressed_backbone import dense_table
 from keras_subembed.models.compressed_backbone import pretrained_token_embedding
@@ -29,12 +28,6 @@ def roberta_kernel_initializer(stddev=0.02):
     return keras.initializers.TruncatedNormal(stddev=stddev)
 
 
-# The dense baseline: keras-hub's tied embedding, initialised as RoBERTa's.
-register_embedding_kind(
-    "embedding",
-    keras_hub.layers.ReversibleEmbedding,
-    {"embeddings_initializer": {"class_name": "TruncatedNormal", "config": {"stddev": 0.02}}},
-)
 
 
 def make_token_embedding(embedding, vocabulary_size, hidden_dim, embedding_kwargs=None, dtype=None):
@@ -251,7 +244,6 @@ class CompressedRobertaBackbone(keras_hub.models.Backbone):
                 dense_table(source_embedding),
                 embedding,
                 embedding_kwargs,
-                source=source_embedding,
                 name="token_embedding",
                 dtype=backbone.dtype_policy,
                 verbose=verbose,

@@ -142,9 +142,9 @@ def test_from_pretrained_rows_are_least_squares_means():
 
 def test_from_pretrained_validates_sizes_and_assignment():
     table, _ = clustered_table(100, width=8)
-    with pytest.raises(ValueError, match=r"`input_dim=99` does not match the table's 100 rows"):
+    with pytest.raises(ValueError, match=r"`input_dim=99` does not match the table.s rows \(100\)"):
         SubEmbedding.from_pretrained(table, input_dim=99)
-    with pytest.raises(ValueError, match=r"`output_dim=9` does not match the table's width 8"):
+    with pytest.raises(ValueError, match=r"`output_dim=9` does not match the table.s width \(8\)"):
         SubEmbedding.from_pretrained(table, output_dim=9)
     with pytest.raises(ValueError, match=r"assignment='kmeans'"):
         SubEmbedding.from_pretrained(table, assignment="kmeans")

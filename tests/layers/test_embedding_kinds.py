@@ -25,6 +25,8 @@ from keras_subembed.layers import embedding_kind_name
 from keras_subembed.layers import embedding_kinds
 from keras_subembed.layers import group_linear
 from keras_subembed.layers import make_embedding
+from keras_subembed.layers import make_pretrained_embedding
+from keras_subembed.assignment import reconstruction_quality
 from keras_subembed.layers import register_embedding_kind
 from keras_subembed.layers import sub_embedding
 
@@ -207,3 +209,30 @@ def test_tied_logits_name_a_hidden_width_that_does_not_match(kind):
             "`reverse=True` scores hidden states of width output_dim=8 against every token "
             f"of layer '{layer.name}'. Received hidden states of shape (2, 6).")):
         layer(np.ones((2, 6), "float32"), reverse=True)
+
+
+def test_every_kind_starts_from_a_pretrained_table_through_the_registry():
+    table = np.random.default_rng(0).normal(size=(300, 16)).astype("float32")
+    sub = make_pretrained_embedding(
+        "sub", table, assignment="product", num_tables=4, rows_per_table=16, name="t")
+    assert isinstance(sub, SubEmbedding) and sub.name == "t"
+    rebuilt = keras.ops.convert_to_numpy(sub.embedding_table())
+    assert reconstruction_quality(table, rebuilt)["mean_cosine"] > 0.5
+    alone = make_pretrained_embedding("alone", table, seed=3)
+    assert isinstance(alone, ALONEEmbedding) and (alone.input_dim, alone.output_dim) == (300, 16)
+    define = make_pretrained_embedding(
+        "define", table, map_dim=8, expand_dim=32, depth=2, max_groups=2,
+        map_layer={"num_tables": 2, "rows_per_table": 32, "assignment": "product"})
+    assert isinstance(define.map_layer, SubEmbedding) and define.map_layer.output_dim == 8
+    with pytest.raises(ValueError, match=r"`output_dim=8` does not match the table's width \(16\)"):
+        make_pretrained_embedding("alone", table, output_dim=8)
+
+    class Plain(keras.layers.Embedding):
+        pass
+
+    try:
+        register_embedding_kind("test_plain", Plain)
+        with pytest.raises(ValueError, match="'test_plain' .Plain. cannot start from a pretrained"):
+            make_pretrained_embedding("test_plain", table)
+    finally:
+        EMBEDDING_KINDS.pop("test_plain", None)
