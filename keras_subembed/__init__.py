@@ -14,9 +14,10 @@ __version__ = "0.2.0"
 # has registered it.
 from keras_subembed import layers  # noqa: E402
 from keras_subembed import models  # noqa: E402
+from keras_subembed.models.compression import compress  # noqa: E402
 
 _LAZY_SUBPACKAGES = ("assignment", "datasets", "evaluation", "export", "optimizers")
-__all__ = ["__version__", "layers", "models", *_LAZY_SUBPACKAGES]
+__all__ = ["__version__", "compress", "layers", "models", *_LAZY_SUBPACKAGES]
 
 
 def __getattr__(name):

@@ -1,9 +1,14 @@
 """keras-hub models with compressed embeddings: masked-LM pretraining, and
 compressing, distilling and shipping pretrained encoders as sentence embedders."""
 
+from keras_subembed.models.compression import compress
 from keras_subembed.models.compressed_backbone import CompressedBackbone
 from keras_subembed.models.compressed_backbone import compress_backbone
 from keras_subembed.models.compressed_backbone import pretrained_token_embedding
+from keras_subembed.models.compressed_text_embedder import CompressedBertBackbone
+from keras_subembed.models.compressed_text_embedder import CompressedBertTextEmbedder
+from keras_subembed.models.compressed_text_embedder import CompressedXLMRobertaBackbone
+from keras_subembed.models.compressed_text_embedder import CompressedXLMRobertaTextEmbedder
 from keras_subembed.models.compressed_roberta_backbone import CompressedRobertaBackbone
 from keras_subembed.models.compressed_roberta_masked_lm import CompressedRobertaMaskedLM
 from keras_subembed.models.compressed_roberta_masked_lm_preprocessor import (
@@ -17,14 +22,19 @@ from keras_subembed.models.sentence_pooling import SentencePooling
 
 __all__ = [
     "CompressedBackbone",
+    "CompressedBertBackbone",
+    "CompressedBertTextEmbedder",
     "CompressedRobertaBackbone",
     "CompressedRobertaMaskedLM",
     "CompressedRobertaMaskedLMPreprocessor",
+    "CompressedXLMRobertaBackbone",
+    "CompressedXLMRobertaTextEmbedder",
     "EmbeddingDistiller",
     "PositionalTokenEmbedding",
     "SentenceEncoder",
     "SentenceEncoderPreprocessor",
     "SentencePooling",
+    "compress",
     "compress_backbone",
     "pretrained_token_embedding",
 ]

@@ -118,6 +118,19 @@ def pretrained_token_embedding(
         embedding, table, name=name, dtype=dtype, verbose=verbose, **kwargs)
 
 
+# keras-hub backbone class -> the `CompressedBackbone` subclass that stands
+# for its compressed form (see `compressed_text_embedder`); others get
+# `CompressedBackbone` itself.
+_COMPRESSED_CLASSES = {}
+
+
+def register_compressed_backbone_class(source_cls, compressed_cls):
+    """`compress_backbone` makes a `compressed_cls` of a `source_cls` (or of a
+    `compressed_cls`, compressed again)."""
+    _COMPRESSED_CLASSES[source_cls] = compressed_cls
+    _COMPRESSED_CLASSES[compressed_cls] = compressed_cls
+
+
 def _embedding_node(backbone):
     """The layer of `backbone`'s graph that holds its token embedding."""
     embedding = getattr(backbone, "token_embedding", None)
@@ -303,7 +316,8 @@ def compress_backbone(
         dtype=source_embedding.dtype_policy,
         verbose=verbose,
     )
-    compressed = CompressedBackbone(
+    compressed_cls = _COMPRESSED_CLASSES.get(type(backbone), CompressedBackbone)
+    compressed = compressed_cls(
         backbone=keras.saving.serialize_keras_object(backbone),
         token_embedding=token_embedding,
         name=backbone.name,

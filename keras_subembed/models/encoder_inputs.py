@@ -132,3 +132,41 @@ def check_id_batch(x, vocabulary_size=None, max_sequence_length=None):
             f"`token_ids` has sequences of {length} tokens; the model takes at most "
             f"{max_sequence_length} (its `max_sequence_length`)."
         )
+
+
+def check_sentences(x, preprocessor):
+    """A clear error for inputs `predict` cannot take, before any tracing."""
+    if isinstance(x, dict) or _is_dataset(x):
+        return
+    if preprocessor is None:
+        raise TypeError(
+            "This model has no preprocessor: give `predict` a dict "
+            f"{{'token_ids', 'padding_mask'}}. Received: x={_shown(x)}"
+        )
+    texts = [x] if isinstance(x, str) else x
+    if not isinstance(texts, (list, tuple, np.ndarray)):
+        raise TypeError(
+            "`x` must be a list of sentences (strings) or a dict of token ids. "
+            f"Received: x={_shown(x)}"
+        )
+    if len(texts) == 0:
+        raise ValueError(f"`x` holds no sentences: nothing to embed. Received: x={_shown(x)}")
+    for text in np.asarray(texts, dtype=object).reshape(-1):
+        if not isinstance(text, (str, bytes)):
+            raise TypeError(
+                "`x` must hold sentences (strings). "
+                f"Received: an element {text!r} of type {type(text).__name__}"
+            )
+
+
+def _is_dataset(x):
+    try:
+        import tensorflow as tf
+    except ImportError:  # pragma: no cover - TensorFlow ships with the package
+        return False
+    return isinstance(x, tf.data.Dataset)
+
+
+def _shown(x):
+    text = repr(x)
+    return text if len(text) <= 80 else text[:77] + "..."

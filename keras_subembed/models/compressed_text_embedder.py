@@ -1,0 +1,129 @@
+"""keras-hub `TextEmbedder`s whose encoder has a compressed token embedding.
+
+For each keras-hub sentence embedder of a supported encoder family
+(`BertTextEmbedder`: BERT, MiniLM; `XLMRobertaTextEmbedder`) this module
+registers a pair of subclasses: `Compressed<Family>Backbone` (a
+`CompressedBackbone` of that family) and `Compressed<Family>TextEmbedder`
+(keras-hub's embedder, unchanged but for `backbone_cls`). keras-hub's
+`TextEmbedder.from_preset(folder)` picks the task class whose `backbone_cls`
+is exactly the class in the folder's `config.json`; these pairs are what
+lets a saved compressed embedder load back through keras-hub's own doors
+(`keras_hub.models.TextEmbedder.from_preset`,
+`keras_hub.models.BertTextEmbedder.from_preset`) once `keras_subembed` is
+imported.
+"""
+
+import keras
+import keras_hub
+
+from keras_subembed.models.compressed_backbone import CompressedBackbone
+from keras_subembed.models.compressed_backbone import compress_backbone
+from keras_subembed.models.compressed_backbone import register_compressed_backbone_class
+from keras_subembed.models.encoder_inputs import check_id_batch
+from keras_subembed.models.encoder_inputs import check_sentences
+from keras_subembed.models.encoder_inputs import narrow_ids
+
+
+class _CheckedInputs:
+    """What a compressed embedder adds to keras-hub's: inputs checked before tracing.
+
+    Ids outside the vocabulary or int32, a bad padding mask, or a value that
+    is not a sentence get a `ValueError`/`TypeError` naming them instead of a
+    deep trace or a silently wrong vector; token ids go straight in even when
+    the model has a preprocessor.
+    """
+
+    def preprocess_samples(self, x, y=None, sample_weight=None):
+        if isinstance(x, dict) and "token_ids" in x:
+            return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
+        return super().preprocess_samples(x, y, sample_weight)
+
+    def call(self, inputs, training=None, mask=None):
+        return super().call(narrow_ids(inputs), training=training, mask=mask)
+
+    def predict(self, x=None, *args, **kwargs):
+        check_sentences(x, self.preprocessor)
+        limit = getattr(self.backbone, "max_sequence_length", None)
+        check_id_batch(x, self.backbone.token_embedding.input_dim,
+                       limit if isinstance(limit, int) else None)
+        return super().predict(x, *args, **kwargs)
+
+
+def _compressed_family(task_cls):
+    """Registers and returns `(Compressed<Backbone>, Compressed<Task>)` for `task_cls`."""
+    source_cls = task_cls.backbone_cls
+    backbone_cls = type(
+        f"Compressed{source_cls.__name__}",
+        (CompressedBackbone,),
+        {
+            "__module__": __name__,
+            "__doc__": f"A `CompressedBackbone` made from a keras-hub `{source_cls.__name__}`.",
+        },
+    )
+    embedder_cls = type(
+        f"Compressed{task_cls.__name__}",
+        (_CheckedInputs, task_cls),
+        {
+            "__module__": __name__,
+            "__doc__": (
+                f"keras-hub's `{task_cls.__name__}` over a `{backbone_cls.__name__}`: "
+                "the same model and methods, found by keras-hub's `from_preset`."
+            ),
+            "backbone_cls": backbone_cls,
+        },
+    )
+    for cls in (backbone_cls, embedder_cls):
+        keras.saving.register_keras_serializable(package="keras_subembed")(cls)
+    register_compressed_backbone_class(source_cls, backbone_cls)
+    return backbone_cls, embedder_cls
+
+
+CompressedBertBackbone, CompressedBertTextEmbedder = _compressed_family(
+    keras_hub.models.BertTextEmbedder)
+CompressedXLMRobertaBackbone, CompressedXLMRobertaTextEmbedder = _compressed_family(
+    keras_hub.models.XLMRobertaTextEmbedder)
+# keras-hub's embedder class -> the compressed one.
+COMPRESSED_TEXT_EMBEDDERS = {
+    keras_hub.models.BertTextEmbedder: CompressedBertTextEmbedder,
+    keras_hub.models.XLMRobertaTextEmbedder: CompressedXLMRobertaTextEmbedder,
+}
+
+
+def compressed_embedder_class(embedder):
+    """The compressed class for a keras-hub embedder (or a compressed one), else TypeError."""
+    for source_cls, compressed_cls in COMPRESSED_TEXT_EMBEDDERS.items():
+        if type(embedder) in (source_cls, compressed_cls):
+            return compressed_cls
+    supported = ", ".join(cls.__name__ for cls in COMPRESSED_TEXT_EMBEDDERS)
+    raise TypeError(
+        f"Cannot compress a {type(embedder).__name__}: supported TextEmbedders are "
+        f"{supported} (and their compressed versions). Compress the backbone of "
+        "another model with `compress(model.backbone, ...)`."
+    )
+
+
+def compress_text_embedder(embedder, embedding="sub", embedding_kwargs=None, verbose=False):
+    """A keras-hub `TextEmbedder` with its backbone's token table compressed.
+
+    The backbone goes through `compress_backbone` (every other weight
+    copied); the preprocessor and the pooling (`pooling_mode`, `normalize`)
+    are the embedder's own. A `BertTextEmbedder` comes back as a
+    `CompressedBertTextEmbedder` (a `BertTextEmbedder` subclass), and so on.
+
+    Example:
+    >>> embedder = keras_hub.models.TextEmbedder.from_preset(minilm_preset_dir())
+    >>> small = compress_text_embedder(embedder, "sub", {"assignment": "product",
+    ...     "num_tables": 32, "rows_per_table": 256})
+    >>> small.encode_text(["A sentence."]).shape
+    (1, 384)
+    """
+    embedder_cls = compressed_embedder_class(embedder)
+    backbone = compress_backbone(
+        embedder.backbone, embedding, embedding_kwargs, verbose=verbose)
+    return embedder_cls(
+        backbone,
+        preprocessor=embedder.preprocessor,
+        pooling_mode=embedder.pooling_mode,
+        normalize=embedder.normalize,
+        name=embedder.name,
+    )

@@ -1,0 +1,160 @@
+"""keras-hub TextEmbedders in and out of `keras_subembed.compress`, and their presets."""
+
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import keras
+import keras_hub
+import numpy as np
+import pytest
+
+import keras_subembed
+from keras_subembed.layers import SubEmbedding
+from keras_subembed.models import CompressedBackbone
+from keras_subembed.models import CompressedBertBackbone
+from keras_subembed.models import CompressedBertTextEmbedder
+from keras_subembed.models import CompressedXLMRobertaTextEmbedder
+
+ROOT = Path(__file__).parents[2]
+VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + (
+    "the of to and in is was for on that with by it as at from he his said "
+    "year new one two people news game team police government market world "
+    "cafe naive road closed city rain").split()
+SIZES = dict(num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
+             max_sequence_length=24)
+SUB = {"assignment": "product", "num_tables": 4, "rows_per_table": 8,
+       "reserved_ids": [0, 1, 2, 3, 4]}
+TEXTS = ["the police said the road was closed", "rain in the city", "one new game"]
+
+
+def make_bert_embedder(pooling_mode="mean", normalize=True):
+    keras.utils.set_random_seed(3)
+    backbone = keras_hub.models.BertBackbone(len(VOCABULARY), **SIZES)
+    tokenizer = keras_hub.models.BertTokenizer(vocabulary=VOCABULARY)
+    preprocessor = keras_hub.models.BertTextEmbedderPreprocessor(tokenizer, sequence_length=12)
+    return keras_hub.models.BertTextEmbedder(
+        backbone, preprocessor, pooling_mode=pooling_mode, normalize=normalize)
+
+
+def make_xlm_roberta_embedder():
+    keras.utils.set_random_seed(4)
+    backbone = keras_hub.models.XLMRobertaBackbone(len(VOCABULARY), **SIZES)
+    return keras_hub.models.XLMRobertaTextEmbedder(backbone, pooling_mode="cls")
+
+
+def ids(batch=3, length=10, seed=0, segment_ids=True):
+    rng = np.random.default_rng(seed)
+    padding_mask = np.ones((batch, length), "int32")
+    padding_mask[1, 4:] = 0
+    inputs = {"token_ids": rng.integers(5, len(VOCABULARY), (batch, length)).astype("int32")
+              * padding_mask, "padding_mask": padding_mask}
+    if segment_ids:
+        inputs["segment_ids"] = np.zeros((batch, length), "int32")
+    return inputs
+
+
+def as_numpy(x):
+    return keras.ops.convert_to_numpy(x)
+
+
+@pytest.mark.parametrize("pooling_mode", ["mean", "cls", "max"])
+def test_a_dense_copy_of_a_bert_text_embedder_gives_its_vectors(pooling_mode):
+    embedder = make_bert_embedder(pooling_mode)
+    copy = keras_subembed.compress(embedder, "embedding")
+    assert type(copy) is CompressedBertTextEmbedder
+    assert isinstance(copy, keras_hub.models.BertTextEmbedder)
+    assert isinstance(copy.backbone, CompressedBertBackbone)
+    assert copy.preprocessor is embedder.preprocessor
+    assert (copy.pooling_mode, copy.normalize) == (pooling_mode, True)
+    expected = as_numpy(embedder.encode_text(TEXTS, verbose=0))
+    np.testing.assert_allclose(as_numpy(copy.encode_text(TEXTS, verbose=0)), expected,
+                               atol=1e-5)
+    # Token ids go straight in, preprocessor or not.
+    np.testing.assert_allclose(as_numpy(copy.predict(ids(), verbose=0)),
+                               as_numpy(embedder(ids())), atol=1e-5)
+
+
+def test_an_xlm_roberta_text_embedder_comes_back_as_one():
+    embedder = make_xlm_roberta_embedder()
+    copy = keras_subembed.compress(embedder, "embedding")
+    assert type(copy) is CompressedXLMRobertaTextEmbedder and copy.pooling_mode == "cls"
+    inputs = ids(segment_ids=False)
+    np.testing.assert_allclose(as_numpy(copy(inputs)), as_numpy(embedder(inputs)), atol=1e-5)
+    small = keras_subembed.compress(embedder, "sub", SUB)
+    assert isinstance(small.backbone.token_embedding, SubEmbedding)
+
+
+def test_a_compressed_embedder_keeps_every_other_weight_and_compresses_again():
+    embedder = make_bert_embedder()
+    small = keras_subembed.compress(embedder, "sub", SUB)
+    assert isinstance(small.backbone.token_embedding, SubEmbedding)
+    assert small.backbone.token_embedding.num_tables == 4
+    vectors = as_numpy(small.encode_text(TEXTS, verbose=0))
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=-1), 1.0, rtol=1e-5)
+    again = keras_subembed.compress(small, "embedding")
+    assert type(again) is CompressedBertTextEmbedder
+    np.testing.assert_allclose(as_numpy(again.encode_text(TEXTS, verbose=0)), vectors, atol=1e-5)
+
+
+def test_backbones_come_back_as_compressed_backbones():
+    keras.utils.set_random_seed(1)
+    bert = keras_subembed.compress(keras_hub.models.BertBackbone(len(VOCABULARY), **SIZES), "sub", SUB)
+    roberta = keras_subembed.compress(
+        keras_hub.models.RobertaBackbone(len(VOCABULARY), **SIZES), "sub", SUB)
+    assert type(bert) is CompressedBertBackbone and type(roberta) is CompressedBackbone
+
+
+def test_what_cannot_be_compressed_is_named():
+    with pytest.raises(TypeError, match=re.escape(
+            "`model` must be a keras-hub TextEmbedder (e.g. BertTextEmbedder) or a text-encoder "
+            "Backbone (e.g. BertBackbone). Received: model='a model'")):
+        keras_subembed.compress("a model")
+
+    class OtherEmbedder(keras_hub.models.TextEmbedder):
+        pass
+
+    embedder = make_bert_embedder()
+    other = OtherEmbedder(inputs=embedder.input, outputs=embedder.output)
+    with pytest.raises(TypeError, match=re.escape(
+            "Cannot compress a OtherEmbedder: supported TextEmbedders are BertTextEmbedder, "
+            "XLMRobertaTextEmbedder")):
+        keras_subembed.compress(other)
+
+
+def test_a_compressed_embedder_names_bad_input_before_tracing():
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    bad = ids()
+    bad["token_ids"][0, 0] = len(VOCABULARY) + 3
+    with pytest.raises(ValueError, match=re.escape(
+            f"`token_ids` must be in [0, {len(VOCABULARY)}) (the vocabulary size). "
+            f"Received ids: [{len(VOCABULARY) + 3}]")):
+        small.predict(bad, verbose=0)
+    with pytest.raises(TypeError, match="`x` must hold sentences"):
+        small.predict([1, 2], verbose=0)
+
+
+def test_a_preset_loads_back_through_keras_hub_in_a_fresh_process(tmp_path):
+    small = keras_subembed.compress(make_bert_embedder("max"), "sub", SUB)
+    small.save_to_preset(str(tmp_path / "preset"))
+    np.save(tmp_path / "vectors.npy", as_numpy(small.encode_text(TEXTS, verbose=0)))
+    script = textwrap.dedent(
+        f"""
+        import sys; sys.path.insert(0, {str(ROOT)!r})
+        import keras_hub, numpy as np
+        import keras_subembed  # registers the compressed classes with Keras
+        expected = np.load({str(tmp_path / "vectors.npy")!r})
+        for door in (keras_hub.models.TextEmbedder, keras_hub.models.BertTextEmbedder):
+            model = door.from_preset({str(tmp_path / "preset")!r})
+            assert type(model).__name__ == "CompressedBertTextEmbedder", type(model)
+            assert model.pooling_mode == "max", model.pooling_mode
+            assert type(model.backbone.token_embedding).__name__ == "SubEmbedding"
+            vectors = np.asarray(model.encode_text({TEXTS!r}, verbose=0))
+            np.testing.assert_array_equal(vectors, expected)
+        print("OK")
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0 and "OK" in result.stdout, result.stderr[-3000:]
