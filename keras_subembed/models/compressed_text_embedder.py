@@ -19,12 +19,13 @@ import keras_hub
 from keras_subembed.models.compressed_backbone import CompressedBackbone
 from keras_subembed.models.compressed_backbone import compress_backbone
 from keras_subembed.models.compressed_backbone import register_compressed_backbone_class
+from keras_subembed.models.encoder_inputs import TokenIdsPassThrough
 from keras_subembed.models.encoder_inputs import check_id_batch
 from keras_subembed.models.encoder_inputs import check_sentences
 from keras_subembed.models.encoder_inputs import narrow_ids
 
 
-class _CheckedInputs:
+class _CheckedInputs(TokenIdsPassThrough):
     """What a compressed embedder adds to keras-hub's: inputs checked before tracing.
 
     Ids outside the vocabulary or int32, a bad padding mask, or a value that
@@ -32,11 +33,6 @@ class _CheckedInputs:
     deep trace or a silently wrong vector; token ids go straight in even when
     the model has a preprocessor.
     """
-
-    def preprocess_samples(self, x, y=None, sample_weight=None):
-        if isinstance(x, dict) and "token_ids" in x:
-            return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
-        return super().preprocess_samples(x, y, sample_weight)
 
     def call(self, inputs, training=None, mask=None):
         return super().call(narrow_ids(inputs), training=training, mask=mask)

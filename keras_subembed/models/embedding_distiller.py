@@ -12,10 +12,12 @@ from keras_subembed.checks import check_int
 from keras_subembed.checks import check_non_negative_number
 from keras_subembed.checks import check_positive_number
 
+from keras_subembed.models.encoder_inputs import TokenIdsPassThrough
 from keras_subembed.models.encoder_inputs import backbone_inputs
 from keras_subembed.models.encoder_inputs import check_id_batch
 from keras_subembed.models.encoder_inputs import narrow_ids
-from keras_subembed.models.sentence_pooling import SentencePooling
+from keras_subembed.models.sentence_vectors import POOLING_MODES
+from keras_subembed.models.sentence_vectors import sentence_vectors
 from keras_subembed.optimizers.layer_rate_adamw import LayerRateAdamW
 
 TRAINABLE_PARTS = ("all", "embedding")
@@ -55,7 +57,7 @@ def _embedding_holder(backbone):
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")
-class EmbeddingDistiller(keras_hub.models.Task):
+class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
     """Distils a frozen `teacher` encoder into a `student` (a compressed copy).
 
     Both run on the same text; the loss pulls the student's hidden states
@@ -67,25 +69,33 @@ class EmbeddingDistiller(keras_hub.models.Task):
       the teacher's mean squared state (scale-free), averaged over layers;
     * sentence loss: `1 - cosine` of the pooled, normalised vectors.
 
-    `fit` takes a `tf.data.Dataset` of raw strings (with a `preprocessor`,
-    e.g. `SentenceEncoderPreprocessor`) or of `{"token_ids", "padding_mask"}`
-    batches. `compile()` defaults to `LayerRateAdamW`: `learning_rate` for the
+    `teacher` and `student` are keras-hub `TextEmbedder`s (e.g. a
+    `BertTextEmbedder` and `keras_subembed.compress` of it: the pooling and
+    preprocessor are read from the teacher, and training the distiller trains
+    the student embedder) or their backbones. `fit` takes a
+    `tf.data.Dataset` of raw strings (with a `preprocessor`) or of
+    `{"token_ids", "padding_mask"}` batches. `compile()` defaults to `LayerRateAdamW`: `learning_rate` for the
     pretrained transformer and `embedding_learning_rate` for the new token
     embedding. The student is `self.backbone` (and `self.student`).
 
     Args:
-        teacher: the original keras-hub encoder (frozen here).
-        student: the encoder to train (e.g. from `compress_backbone`), with
+        teacher: the original keras-hub `TextEmbedder` or encoder backbone
+            (frozen here).
+        student: the one to train (e.g. from `keras_subembed.compress`), with
             the teacher's inputs, vocabulary size and width.
-        preprocessor: turns strings into token ids, or `None`.
+        preprocessor: turns strings into token ids; default the teacher
+            embedder's, else `None` (ids only).
         state_layers: hidden states to match (default `(0, -1)`).
         state_loss_weight, sentence_loss_weight: weights of the two losses.
-        pooling: `"mean"`, `"cls"` or `"max"` for the sentence vectors.
+        pooling: `"mean"`, `"cls"` or `"max"` for the sentence vectors;
+            default the teacher embedder's `pooling_mode`, else `"mean"`.
         train: `"all"` (every student weight the losses reach; e.g. BERT's
             pooler is frozen) or `"embedding"` (the token embedding only).
 
     Example:
-    >>> distiller = EmbeddingDistiller(teacher, student, preprocessor)
+    >>> teacher = keras_hub.models.TextEmbedder.from_preset(minilm_preset_dir())
+    >>> student = keras_subembed.compress(teacher, "sub", {"assignment": "product"})
+    >>> distiller = EmbeddingDistiller(teacher, student)
     >>> distiller.compile(learning_rate=2e-5, embedding_learning_rate=1e-3)
     >>> distiller.fit(text_dataset.batch(32), epochs=1)
     """
@@ -98,10 +108,15 @@ class EmbeddingDistiller(keras_hub.models.Task):
         state_layers=(0, -1),
         state_loss_weight=1.0,
         sentence_loss_weight=1.0,
-        pooling="mean",
+        pooling=None,
         train="all",
         **kwargs,
     ):
+        if isinstance(teacher, keras_hub.models.TextEmbedder):
+            pooling = teacher.pooling_mode if pooling is None else pooling
+            preprocessor = teacher.preprocessor if preprocessor is None else preprocessor
+        teacher, student = _backbone_of(teacher), _backbone_of(student)
+        pooling = check_choice("pooling", "mean" if pooling is None else pooling, POOLING_MODES)
         _check_pair(teacher, student)
         check_choice("train", train, TRAINABLE_PARTS)
         num_states = len(hidden_state_names(teacher))
@@ -126,7 +141,6 @@ class EmbeddingDistiller(keras_hub.models.Task):
         self.teacher = teacher
         self.backbone = student
         self.preprocessor = preprocessor
-        self.pooler = SentencePooling(pooling, normalize=True, name="pooling")
         # Only what the losses read is computed: states 0 alone with no
         # sentence loss never runs a transformer layer.
         last = num_states - 1
@@ -150,7 +164,8 @@ class EmbeddingDistiller(keras_hub.models.Task):
             for index in state_indices:
                 outputs[f"{role}_state_{index}"] = states[index]
             if sentence_loss_weight > 0:
-                outputs[f"{role}_sentence"] = self.pooler(states[last], padding_mask)
+                outputs[f"{role}_sentence"] = sentence_vectors(
+                    states[last], padding_mask, pooling)
         super().__init__(
             inputs={"token_ids": token_ids, "padding_mask": padding_mask},
             outputs=outputs,
@@ -235,6 +250,10 @@ class EmbeddingDistiller(keras_hub.models.Task):
         return loss
 
     def call(self, inputs, training=None, mask=None):
+        # A BERT preprocessor also gives `segment_ids`; a sentence is segment 0.
+        if isinstance(inputs, dict):
+            inputs = {name: inputs[name] for name in ("token_ids", "padding_mask")
+                      if name in inputs}
         return super().call(narrow_ids(inputs), training=training, mask=mask)
 
     def fit(self, x=None, *args, **kwargs):
@@ -362,12 +381,17 @@ def _check_learning_rate(name, value):
     return check_positive_number(name, value)
 
 
+def _backbone_of(model):
+    return model.backbone if isinstance(model, keras_hub.models.TextEmbedder) else model
+
+
 def _check_pair(teacher, student):
     for role, encoder in (("teacher", teacher), ("student", student)):
         if not isinstance(encoder, keras_hub.models.Backbone):
             raise TypeError(
-                f"`{role}` must be a keras-hub Backbone (e.g. BertBackbone, or one from "
-                f"compress_backbone). Received: {role}={encoder!r}"
+                f"`{role}` must be a keras-hub TextEmbedder or Backbone (e.g. "
+                f"BertTextEmbedder, or one from keras_subembed.compress). "
+                f"Received: {role}={encoder!r}"
             )
     if teacher is student or _shared_variables(teacher, student):
         raise ValueError(

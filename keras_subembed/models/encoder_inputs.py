@@ -9,6 +9,16 @@ from keras_subembed.layers.compressed_embedding import known_values
 SUPPORTED_INPUTS = ("token_ids", "padding_mask", "segment_ids")
 
 
+class TokenIdsPassThrough:
+    """A keras-hub `Task` mixin: a dict of token ids skips the preprocessor, so
+    `fit`, `evaluate` and `predict` take strings and ids alike."""
+
+    def preprocess_samples(self, x, y=None, sample_weight=None):
+        if isinstance(x, dict) and "token_ids" in x:
+            return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
+        return super().preprocess_samples(x, y, sample_weight)
+
+
 def backbone_inputs(backbone, token_ids, padding_mask):
     """`{input name: tensor}` for `backbone` from ids and mask.
 

@@ -9,6 +9,7 @@ import keras_hub
 import numpy as np
 import pytest
 
+import keras_subembed
 from keras_subembed.models import EmbeddingDistiller
 from keras_subembed.models import SentenceEncoderPreprocessor
 from keras_subembed.models import compress_backbone
@@ -134,7 +135,7 @@ def test_bad_pairs_and_data_raise_clearly():
             "The teacher takes inputs ['padding_mask', 'segment_ids', 'token_ids'] and the "
             "student ['padding_mask', 'token_ids']: they must be the same.")):
         EmbeddingDistiller(teacher, roberta)
-    with pytest.raises(TypeError, match="`student` must be a keras-hub Backbone"):
+    with pytest.raises(TypeError, match="`student` must be a keras-hub TextEmbedder or Backbone"):
         EmbeddingDistiller(teacher, keras.Sequential([keras.layers.Dense(2)]))
     with pytest.raises(ValueError, match=re.escape(
             "`state_layers` holds 5, but the encoders have hidden states 0..2")):
@@ -355,3 +356,31 @@ def test_empty_batches_masks_beyond_0_1_and_negative_decay_are_named():
     with pytest.raises(ValueError, match=re.escape(
             "`padding_mask` must hold 0 (padding) and 1 (token) only. Received values [2]")):
         distiller.fit({"token_ids": ids, "padding_mask": ids * 2}, epochs=1, verbose=0)
+
+
+def test_text_embedders_in_pooling_and_preprocessor_from_the_teacher():
+    teacher_backbone, _ = make_pair(seed=2)
+    tokenizer = keras_hub.models.BertTokenizer(vocabulary=VOCABULARY)
+    teacher = keras_hub.models.BertTextEmbedder(
+        teacher_backbone,
+        keras_hub.models.BertTextEmbedderPreprocessor(tokenizer, sequence_length=10),
+        pooling_mode="cls")
+    student = keras_subembed.compress(teacher, "sub", {"num_tables": 2, "rows_per_table": 16})
+    distiller = EmbeddingDistiller(teacher, student)
+    assert distiller.pooling == "cls" and distiller.preprocessor is teacher.preprocessor
+    assert distiller.student is student.backbone and distiller.teacher is teacher.backbone
+    # The sentence vectors it trains on are the embedders' own.
+    batch = token_batches(count=4, seed=3)
+    outputs = distiller.predict(batch, verbose=0)
+    with_segments = {**batch, "segment_ids": np.zeros_like(batch["token_ids"])}
+    np.testing.assert_allclose(outputs["student_sentence"],
+                               keras.ops.convert_to_numpy(student(with_segments)), atol=1e-5)
+    np.testing.assert_allclose(outputs["teacher_sentence"],
+                               keras.ops.convert_to_numpy(teacher(with_segments)), atol=1e-5)
+    # Raw strings through the teacher's preprocessor (with its segment_ids).
+    before = keras.ops.convert_to_numpy(student.encode_text(["w1 w2 w3"], verbose=0))
+    distiller.compile(learning_rate=1e-3, embedding_learning_rate=1e-2)
+    sentences = [" ".join(WORDS[i:i + 6]) for i in range(0, 60, 3)]
+    distiller.fit(sentences, batch_size=4, epochs=1, verbose=0)
+    after = keras.ops.convert_to_numpy(student.encode_text(["w1 w2 w3"], verbose=0))
+    assert np.abs(after - before).max() > 1e-4  # the student embedder itself was trained
