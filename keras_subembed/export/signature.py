@@ -3,6 +3,7 @@
 import dataclasses
 
 import keras
+import keras_hub
 import numpy as np
 
 from keras_subembed.export.model_parts import find_token_embedding
@@ -19,11 +20,15 @@ class ServingInputs:
     """How a model takes its inputs: by name, as a list, or as one tensor.
 
     `specs` is `((name, dtype, shape), ...)` with a dynamic batch dimension;
-    `structure` is "dict", "list" or "single".
+    `structure` is "dict", "list" or "single". `zero_filled` names model inputs
+    left out of the signature and given zeros shaped as `token_ids`: a
+    keras-hub `TextEmbedder`'s `segment_ids` (a sentence is one segment), so
+    every sentence embedder ships as `token_ids, padding_mask -> embedding`.
     """
 
     structure: str
     specs: tuple
+    zero_filled: tuple = ()
 
     @property
     def names(self):
@@ -38,7 +43,11 @@ class ServingInputs:
         """
         structure = declared_inputs(model)
         if structure is not None:
-            return cls.from_structure(structure, symbolic=True)
+            serving = cls.from_structure(structure, symbolic=True)
+            if isinstance(model, keras_hub.models.TextEmbedder) and "segment_ids" in serving.names:
+                specs = tuple(spec for spec in serving.specs if spec[0] != "segment_ids")
+                serving = cls(serving.structure, specs, zero_filled=("segment_ids",))
+            return serving
         if sample_inputs is None:
             raise ValueError(
                 f"Cannot tell the inputs of {type(model).__name__}: a subclassed model "
@@ -84,7 +93,8 @@ class ServingInputs:
     def arguments(self, by_name):
         """What to call the model with, given `{name: tensor}`."""
         if self.structure == "dict":
-            return dict(by_name)
+            zeros = {name: keras.ops.zeros_like(by_name["token_ids"]) for name in self.zero_filled}
+            return {**by_name, **zeros}
         if self.structure == "single":
             return by_name[self.names[0]]
         return [by_name[name] for name in self.names]
@@ -116,20 +126,28 @@ def tensor_name(tensor, index):
     return tensor.name or input_name(index)
 
 
-def named_outputs(outputs):
-    """`{name: tensor}`: a dict output keeps its names, others become "outputs"."""
+def named_outputs(outputs, single_name="outputs"):
+    """`{name: tensor}`: a dict output keeps its names, a list is numbered, a
+    single tensor is `single_name`."""
     if isinstance(outputs, dict):
         return {str(name): value for name, value in outputs.items()}
     if isinstance(outputs, (list, tuple)):
         return {indexed_name("outputs", index): value for index, value in enumerate(outputs)}
-    return {"outputs": outputs}
+    return {single_name: outputs}
+
+
+def output_name(model):
+    """The name of a single-tensor output: a sentence embedder gives `embedding`."""
+    return "embedding" if isinstance(model, keras_hub.models.TextEmbedder) else "outputs"
 
 
 def serving_function(model, serving_inputs):
     """A function of `{input name: tensor}` returning `{output name: tensor}`."""
+    single_name = output_name(model)
 
     def serve(inputs):
-        return named_outputs(model(serving_inputs.arguments(inputs), training=False))
+        outputs = model(serving_inputs.arguments(inputs), training=False)
+        return named_outputs(outputs, single_name)
 
     return serve
 
