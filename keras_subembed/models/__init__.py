@@ -15,6 +15,7 @@ from keras_subembed.models.compressed_roberta_masked_lm_preprocessor import (
     CompressedRobertaMaskedLMPreprocessor,
 )
 from keras_subembed.models.embedding_distiller import EmbeddingDistiller
+from keras_subembed.models.model_files import match_model_files
 from keras_subembed.models.positional_token_embedding import PositionalTokenEmbedding
 from keras_subembed.models.sentence_encoder import SentenceEncoder
 from keras_subembed.models.sentence_encoder_preprocessor import SentenceEncoderPreprocessor
@@ -36,5 +37,6 @@ __all__ = [
     "SentencePooling",
     "compress",
     "compress_backbone",
+    "match_model_files",
     "pretrained_token_embedding",
 ]

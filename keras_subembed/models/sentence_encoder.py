@@ -12,9 +12,10 @@ from keras_subembed.models.encoder_inputs import narrow_ids
 from keras_subembed.models.encoder_inputs import sequence_output
 from keras_subembed.models.sentence_encoder_preprocessor import DEFAULT_SEQUENCE_LENGTH
 from keras_subembed.models.sentence_encoder_preprocessor import SentenceEncoderPreprocessor
-from keras_subembed.models.sentence_encoder_preprocessor import check_sequence_length
-from keras_subembed.models.sentence_encoder_preprocessor import model_sequence_limit
-from keras_subembed.models.sentence_encoder_preprocessor import read_json
+from keras_subembed.models.encoder_inputs import check_sentences
+from keras_subembed.models.model_files import check_sequence_length
+from keras_subembed.models.model_files import model_sequence_limit
+from keras_subembed.models.model_files import read_json
 from keras_subembed.models.sentence_pooling import SentencePooling
 
 

@@ -1,12 +1,11 @@
 """Raw sentences -> `token_ids` and `padding_mask` for a `SentenceEncoder`."""
 
-import json
-import pathlib
-
 import keras
 import keras_hub
 
-from keras_subembed.checks import check_positive_int
+from keras_subembed.models.model_files import check_sequence_length
+from keras_subembed.models.model_files import model_normalization
+from keras_subembed.models.model_files import model_sequence_limit
 
 # Used only when neither the call nor the model's files give a length.
 DEFAULT_SEQUENCE_LENGTH = 128
@@ -56,61 +55,3 @@ class SentenceEncoderPreprocessor(keras_hub.models.TextClassifierPreprocessor):
             sequence_length = limit or DEFAULT_SEQUENCE_LENGTH
         check_sequence_length(sequence_length, limit)
         return cls(tokenizer, sequence_length=sequence_length, **kwargs)
-
-
-def check_sequence_length(sequence_length, limit):
-    """`sequence_length` as an int, refused when not positive or above `limit`."""
-    sequence_length = check_positive_int("sequence_length", sequence_length)
-    if limit is not None and sequence_length > limit:
-        raise ValueError(
-            f"`sequence_length` must be at most the model's limit of {limit} tokens. "
-            f"Received: sequence_length={sequence_length}"
-        )
-    return sequence_length
-
-
-def read_json(path):
-    """A JSON file's object, or a `ValueError` naming the file."""
-    try:
-        values = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
-        raise ValueError(f"{str(path)!r} is not valid JSON: {error}") from None
-    if not isinstance(values, dict):
-        raise ValueError(f"{str(path)!r} must hold a JSON object. Received: {values!r}")
-    return values
-
-
-def model_normalization(preset):
-    """`{"lowercase", "strip_accents"}` as the model's own tokenizer files say, or `{}`.
-
-    Hugging Face's `BertNormalizer` strips accents whenever it lowercases
-    unless told otherwise (`strip_accents: null`), as uncased BERT was
-    trained; keras-hub's `BertTokenizer` keeps them, which turns every
-    accented word into `[UNK]`.
-    """
-    folder = pathlib.Path(preset)
-    if (folder / "tokenizer.json").is_file():
-        normalizer = read_json(folder / "tokenizer.json").get("normalizer") or {}
-        for step in normalizer.get("normalizers", [normalizer]):
-            if step.get("type") == "BertNormalizer":
-                return _normalization(step.get("lowercase", True), step.get("strip_accents"))
-    if (folder / "tokenizer_config.json").is_file():
-        config = read_json(folder / "tokenizer_config.json")
-        if "do_lower_case" in config:
-            return _normalization(config["do_lower_case"], config.get("strip_accents"))
-    return {}
-
-
-def _normalization(lowercase, strip_accents):
-    lowercase = bool(lowercase)
-    return {"lowercase": lowercase,
-            "strip_accents": lowercase if strip_accents is None else bool(strip_accents)}
-
-
-def model_sequence_limit(preset):
-    """sentence-transformers' `max_seq_length` (`sentence_bert_config.json`): the
-    longest input the model was trained on, often below its position table's
-    size. None when the folder has no such file."""
-    path = pathlib.Path(preset) / "sentence_bert_config.json"
-    limit = read_json(path).get("max_seq_length") if path.is_file() else None
-    return None if limit is None else check_positive_int("max_seq_length", limit)

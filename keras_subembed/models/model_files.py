@@ -1,0 +1,97 @@
+"""What a model's own files say about its inputs: normaliser, length limit, pooling.
+
+keras-hub's `from_preset` reads a Hugging Face folder's weights and
+vocabulary; sentence-transformers folders say more (`tokenizer.json`'s
+normaliser, `sentence_bert_config.json`'s `max_seq_length`,
+`1_Pooling/config.json`), which `match_model_files` applies to an embedder.
+"""
+
+import json
+import pathlib
+
+from keras_subembed.checks import check_positive_int
+
+
+def match_model_files(embedder, preset):
+    """Make a keras-hub `TextEmbedder` loaded from `preset` follow its own files.
+
+    Sets the tokenizer's `lowercase` / `strip_accents` as `tokenizer.json`
+    says (Hugging Face's `BertNormalizer` strips accents whenever it
+    lowercases unless told otherwise; keras-hub's `BertTokenizer` keeps them,
+    which turns every accented word into `[UNK]`), and the preprocessor's
+    `sequence_length` to the `max_seq_length` the model was trained with
+    (`sentence_bert_config.json`) when that is shorter. Returns `embedder`.
+
+    Example:
+    >>> embedder = keras_hub.models.TextEmbedder.from_preset(minilm_preset_dir())
+    >>> embedder = match_model_files(embedder, minilm_preset_dir())
+    """
+    preset = str(preset)
+    preprocessor = embedder.preprocessor
+    if preprocessor is None:
+        return embedder
+    for name, value in model_normalization(preset).items():
+        if hasattr(preprocessor.tokenizer, name):
+            setattr(preprocessor.tokenizer, name, value)
+    limit = model_sequence_limit(preset)
+    if limit is not None and limit < preprocessor.sequence_length:
+        preprocessor.sequence_length = limit
+    return embedder
+
+
+def check_sequence_length(sequence_length, limit):
+    """`sequence_length` as an int, refused when not positive or above `limit`."""
+    sequence_length = check_positive_int("sequence_length", sequence_length)
+    if limit is not None and sequence_length > limit:
+        raise ValueError(
+            f"`sequence_length` must be at most the model's limit of {limit} tokens. "
+            f"Received: sequence_length={sequence_length}"
+        )
+    return sequence_length
+
+
+def read_json(path):
+    """A JSON file's object, or a `ValueError` naming the file."""
+    try:
+        values = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ValueError(f"{str(path)!r} is not valid JSON: {error}") from None
+    if not isinstance(values, dict):
+        raise ValueError(f"{str(path)!r} must hold a JSON object. Received: {values!r}")
+    return values
+
+
+def model_normalization(preset):
+    """`{"lowercase", "strip_accents"}` as the model's own tokenizer files say, or `{}`.
+
+    Hugging Face's `BertNormalizer` strips accents whenever it lowercases
+    unless told otherwise (`strip_accents: null`), as uncased BERT was
+    trained; keras-hub's `BertTokenizer` keeps them, which turns every
+    accented word into `[UNK]`.
+    """
+    folder = pathlib.Path(preset)
+    if (folder / "tokenizer.json").is_file():
+        normalizer = read_json(folder / "tokenizer.json").get("normalizer") or {}
+        for step in normalizer.get("normalizers", [normalizer]):
+            if step.get("type") == "BertNormalizer":
+                return _normalization(step.get("lowercase", True), step.get("strip_accents"))
+    if (folder / "tokenizer_config.json").is_file():
+        config = read_json(folder / "tokenizer_config.json")
+        if "do_lower_case" in config:
+            return _normalization(config["do_lower_case"], config.get("strip_accents"))
+    return {}
+
+
+def _normalization(lowercase, strip_accents):
+    lowercase = bool(lowercase)
+    return {"lowercase": lowercase,
+            "strip_accents": lowercase if strip_accents is None else bool(strip_accents)}
+
+
+def model_sequence_limit(preset):
+    """sentence-transformers' `max_seq_length` (`sentence_bert_config.json`): the
+    longest input the model was trained on, often below its position table's
+    size. None when the folder has no such file."""
+    path = pathlib.Path(preset) / "sentence_bert_config.json"
+    limit = read_json(path).get("max_seq_length") if path.is_file() else None
+    return None if limit is None else check_positive_int("max_seq_length", limit)
