@@ -15,6 +15,7 @@ imported.
 
 import keras
 import keras_hub
+import numpy as np
 
 from keras_subembed.models.compressed_backbone import CompressedBackbone
 from keras_subembed.models.compressed_backbone import compress_backbone
@@ -31,8 +32,17 @@ class _CheckedInputs(TokenIdsPassThrough):
     Ids outside the vocabulary or int32, a bad padding mask, or a value that
     is not a sentence get a `ValueError`/`TypeError` naming them instead of a
     deep trace or a silently wrong vector; token ids go straight in even when
-    the model has a preprocessor.
+    the model has a preprocessor, and BERT's `segment_ids` may be left out.
     """
+
+    def __call__(self, inputs, *args, **kwargs):
+        if isinstance(inputs, dict) and "segment_ids" in self.input and "segment_ids" not in inputs:
+            # One sentence is segment 0, as in the exported signature.
+            token_ids = inputs["token_ids"]
+            zeros = (np.zeros_like(token_ids) if isinstance(token_ids, np.ndarray)
+                     else keras.ops.zeros_like(token_ids))  # Keras refuses a mix of the two
+            inputs = {**inputs, "segment_ids": zeros}
+        return super().__call__(inputs, *args, **kwargs)
 
     def call(self, inputs, training=None, mask=None):
         return super().call(narrow_ids(inputs), training=training, mask=mask)

@@ -25,6 +25,16 @@ def backbone_inputs(backbone, token_ids, padding_mask):
     BERT-style encoders also take `segment_ids`; a single sentence is segment
     0 everywhere, so they get zeros. Any other input cannot be filled in.
     """
+    names = check_sentence_inputs(backbone)
+    values = {"token_ids": token_ids, "padding_mask": padding_mask}
+    if "segment_ids" in names:
+        values["segment_ids"] = keras.ops.zeros_like(token_ids)
+    return values
+
+
+def check_sentence_inputs(backbone):
+    """`backbone`'s input names, or a `ValueError` unless one sentence's ids,
+    mask (and zero segments) can fill them."""
     names = list(backbone.input) if isinstance(backbone.input, dict) else None
     if names is None or not {"token_ids", "padding_mask"} <= set(names):
         raise ValueError(
@@ -37,10 +47,7 @@ def backbone_inputs(backbone, token_ids, padding_mask):
             f"{type(backbone).__name__} takes inputs {unknown} that a sentence "
             f"cannot fill in; supported inputs: {SUPPORTED_INPUTS}."
         )
-    values = {"token_ids": token_ids, "padding_mask": padding_mask}
-    if "segment_ids" in names:
-        values["segment_ids"] = keras.ops.zeros_like(token_ids)
-    return values
+    return names
 
 
 def sequence_output(backbone, outputs):

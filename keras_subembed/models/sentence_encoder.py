@@ -1,89 +1,70 @@
-"""Any text encoder as a sentence embedder: `token_ids, padding_mask -> embedding`."""
+"""Deprecated: keras-hub's `TextEmbedder`s are the package's sentence embedders."""
 
 import pathlib
 
 import keras
 import keras_hub
-import numpy as np
 
-from keras_subembed.models.encoder_inputs import backbone_inputs
-from keras_subembed.models.encoder_inputs import check_id_batch
-from keras_subembed.models.encoder_inputs import narrow_ids
-from keras_subembed.models.encoder_inputs import sequence_output
-from keras_subembed.models.sentence_encoder_preprocessor import DEFAULT_SEQUENCE_LENGTH
-from keras_subembed.models.sentence_encoder_preprocessor import SentenceEncoderPreprocessor
-from keras_subembed.models.encoder_inputs import check_sentences
+from keras_subembed.deprecation import warn_deprecated
+from keras_subembed.models.compressed_text_embedder import COMPRESSED_TEXT_EMBEDDERS
+from keras_subembed.models.encoder_inputs import check_sentence_inputs
 from keras_subembed.models.model_files import check_sequence_length
 from keras_subembed.models.model_files import model_sequence_limit
 from keras_subembed.models.model_files import read_json
-from keras_subembed.models.sentence_pooling import SentencePooling
+from keras_subembed.models.sentence_encoder_preprocessor import DEFAULT_SEQUENCE_LENGTH
+from keras_subembed.models.sentence_encoder_preprocessor import preprocessor_from_preset
+
+REPLACEMENT = "keras_hub.models.TextEmbedder.from_preset and keras_subembed.compress"
+
+
+def text_embedder(backbone, preprocessor=None, pooling="mean", normalize=True, **kwargs):
+    """The keras-hub `TextEmbedder` that pools `backbone`'s token states.
+
+    `BertTextEmbedder` for an encoder with BERT's dict output, else
+    `XLMRobertaTextEmbedder` (its head takes any encoder returning token
+    states: RoBERTa, DistilBERT, ...); their compressed classes for compressed
+    backbones. A preprocessor of another class is rebuilt as the embedder's
+    own from its tokenizer and length.
+    """
+    if not isinstance(backbone, keras.Model):
+        raise TypeError(
+            "`backbone` must be a keras-hub text encoder (a keras.Model taking "
+            f"`token_ids` and `padding_mask`). Received: backbone={backbone!r}"
+        )
+    check_sentence_inputs(backbone)
+    bert_like = isinstance(backbone.output, dict) and "sequence_output" in backbone.output
+    keras_hub_cls = (keras_hub.models.BertTextEmbedder if bert_like
+                     else keras_hub.models.XLMRobertaTextEmbedder)
+    compressed_cls = COMPRESSED_TEXT_EMBEDDERS[keras_hub_cls]
+    cls = compressed_cls if isinstance(backbone, compressed_cls.backbone_cls) else keras_hub_cls
+    if preprocessor is not None and not isinstance(preprocessor, cls.preprocessor_cls):
+        preprocessor = cls.preprocessor_cls(
+            preprocessor.tokenizer, sequence_length=preprocessor.sequence_length)
+    return cls(backbone, preprocessor, pooling_mode=pooling, normalize=normalize, **kwargs)
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")
-class SentenceEncoder(keras_hub.models.Task):
-    """Sentence vectors from a keras-hub text encoder (original or compressed).
+class SentenceEncoder:
+    """Deprecated: builds the keras-hub `TextEmbedder` for a backbone; warns once.
 
-    Inputs `token_ids` and `padding_mask` (int32, `(batch, length)`); output
-    `{"embedding": (batch, hidden_dim)}`, pooled over the valid tokens as the
-    model was trained (`"mean"` for all-MiniLM-L6-v2) and L2-normalised. A
-    BERT-style backbone gets segment 0 everywhere. With a `preprocessor`,
-    `predict` and `fit` take raw strings; `export_tflite` ships it with the
-    signature `token_ids, padding_mask -> embedding`.
-
-    Args:
-        backbone: a keras-hub text encoder (`BertBackbone`, `RobertaBackbone`,
-            ..., or a `keras_subembed.models.CompressedBackbone`).
-        preprocessor: a `SentenceEncoderPreprocessor`, or `None` for ids.
-        pooling: `"mean"`, `"cls"` or `"max"`.
-        normalize: L2-normalise the vectors (default `True`).
-
-    Example:
-    >>> encoder = SentenceEncoder.from_preset(minilm_preset_dir())
-    >>> vectors = encoder.predict(["A sentence.", "Another one."])["embedding"]
+    `SentenceEncoder(backbone, preprocessor, pooling)` returns
+    `text_embedder(...)` (a `BertTextEmbedder` for BERT and MiniLM); kept so
+    code and `.keras` files of release 0.2 keep working. Use
+    `keras_hub.models.TextEmbedder.from_preset(folder)` (with
+    `keras_subembed.models.match_model_files`) and `keras_subembed.compress`.
     """
 
-    def __init__(self, backbone, preprocessor=None, pooling="mean", normalize=True, **kwargs):
-        if not isinstance(backbone, keras.Model):
-            raise TypeError(
-                "`backbone` must be a keras-hub text encoder (a keras.Model taking "
-                f"`token_ids` and `padding_mask`). Received: backbone={backbone!r}"
-            )
-        # === Layers ===
-        self.backbone = backbone
-        self.preprocessor = preprocessor
-        self.pooler = SentencePooling(
-            pooling, normalize, dtype=backbone.dtype_policy, name="pooling"
-        )
-
-        # === Functional Model ===
-        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
-        padding_mask = keras.Input(shape=(None,), dtype="int32", name="padding_mask")
-        states = sequence_output(backbone, backbone(backbone_inputs(backbone, token_ids, padding_mask)))
-        embedding = self.pooler(states, padding_mask)
-        super().__init__(
-            inputs={"token_ids": token_ids, "padding_mask": padding_mask},
-            outputs={"embedding": embedding},
-            compile=False,
-            **kwargs,
-        )
-
-        # === Config ===
-        self.pooling = pooling
-        self.normalize = normalize
+    def __new__(cls, backbone, preprocessor=None, pooling="mean", normalize=True, **kwargs):
+        warn_deprecated("SentenceEncoder", REPLACEMENT)
+        return text_embedder(backbone, preprocessor, pooling, normalize, **kwargs)
 
     @classmethod
     def from_preset(cls, preset, sequence_length=None, pooling=None, **kwargs):
-        """A sentence encoder from a keras-hub preset or a local Hugging Face folder.
-
-        Follows the model's own files: the tokenizer's normaliser (see
-        `SentenceEncoderPreprocessor.from_preset`), the length it was trained
-        with (`sentence_bert_config.json`'s `max_seq_length`, at most the
-        position table; the default `sequence_length`, and its upper bound)
-        and, for a sentence-transformers folder (e.g.
-        `keras_subembed.datasets.minilm_preset_dir()`), the pooling
-        (`1_Pooling/config.json`) unless `pooling` is given; otherwise `"mean"`.
-        """
-        preset = str(preset)  # keras-hub takes names and folders as strings only
+        """A sentence embedder from a preset or a local Hugging Face folder,
+        following its tokenizer normaliser, `max_seq_length` and (for a
+        sentence-transformers folder) `1_Pooling/config.json`."""
+        warn_deprecated("SentenceEncoder", REPLACEMENT)
+        preset = str(preset)
         backbone = keras_hub.models.Backbone.from_preset(preset)
         limits = [limit for limit in (model_sequence_limit(preset),
                                       getattr(backbone, "max_sequence_length", None)) if limit]
@@ -99,32 +80,18 @@ class SentenceEncoder(keras_hub.models.Task):
 
                 read_json(pooling_file)  # a damaged file is named, not a bare JSON error
                 pooling = minilm_pooling(preset)
-        preprocessor = SentenceEncoderPreprocessor.from_preset(
-            preset, sequence_length=sequence_length)
-        return cls(backbone, preprocessor, pooling=pooling, **kwargs)
+        preprocessor = preprocessor_from_preset(preset, sequence_length)
+        return text_embedder(backbone, preprocessor, pooling, **kwargs)
 
-    def call(self, inputs, training=None, mask=None):
-        return super().call(narrow_ids(inputs), training=training, mask=mask)
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        backbone = keras.saving.deserialize_keras_object(config["backbone"])
+        preprocessor = config.get("preprocessor")
+        if isinstance(preprocessor, dict):
+            preprocessor = keras.saving.deserialize_keras_object(preprocessor)
+        return text_embedder(backbone, preprocessor, config.get("pooling", "mean"),
+                             config.get("normalize", True), name=config.get("name"))
 
-    def preprocess_samples(self, x, y=None, sample_weight=None):
-        # Token ids given to a model with a preprocessor go straight in.
-        if isinstance(x, dict) and "token_ids" in x:
-            return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
-        return super().preprocess_samples(x, y, sample_weight)
-
-    def predict(self, x=None, *args, **kwargs):
-        check_sentences(x, self.preprocessor)
-        check_id_batch(x, self.backbone.token_embedding.input_dim, max_sequence_length(self))
-        return super().predict(x, *args, **kwargs)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"pooling": self.pooling, "normalize": self.normalize})
-        return config
-
-
-def max_sequence_length(model):
-    limit = getattr(model.backbone, "max_sequence_length", None)
-    return limit if isinstance(limit, int) else None
-
-
+    def get_config(self):  # pragma: no cover - instances are keras-hub classes
+        raise NotImplementedError

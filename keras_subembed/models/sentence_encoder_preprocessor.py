@@ -1,8 +1,9 @@
-"""Raw sentences -> `token_ids` and `padding_mask` for a `SentenceEncoder`."""
+"""Deprecated: keras-hub's `TextEmbedderPreprocessor`s tokenize and pack sentences."""
 
 import keras
 import keras_hub
 
+from keras_subembed.deprecation import warn_deprecated
 from keras_subembed.models.model_files import check_sequence_length
 from keras_subembed.models.model_files import model_normalization
 from keras_subembed.models.model_files import model_sequence_limit
@@ -11,47 +12,60 @@ from keras_subembed.models.model_files import model_sequence_limit
 DEFAULT_SEQUENCE_LENGTH = 128
 
 
+def text_embedder_preprocessor(tokenizer, sequence_length=DEFAULT_SEQUENCE_LENGTH, **kwargs):
+    """keras-hub's embedder preprocessor for `tokenizer`: BERT's (with
+    `segment_ids`) for a WordPiece `BertTokenizer`, else XLM-R's
+    (`token_ids`, `padding_mask`)."""
+    if isinstance(tokenizer, keras_hub.models.BertTokenizer):
+        cls = keras_hub.models.BertTextEmbedderPreprocessor
+    else:
+        cls = keras_hub.models.XLMRobertaTextEmbedderPreprocessor
+    return cls(tokenizer, sequence_length=sequence_length, **kwargs)
+
+
 @keras.saving.register_keras_serializable(package="keras_subembed")
-class SentenceEncoderPreprocessor(keras_hub.models.TextClassifierPreprocessor):
-    """Tokenizes and packs sentences as `[CLS] tokens [SEP] [PAD]...`.
+class SentenceEncoderPreprocessor:
+    """Deprecated: builds keras-hub's `BertTextEmbedderPreprocessor` (or
+    `XLMRobertaTextEmbedderPreprocessor` for other tokenizers); warns once.
 
-    keras-hub's `TextClassifierPreprocessor` (so it runs inside `tf.data` on
-    every backend) with the label handling kept and `segment_ids` dropped:
-    a sentence encoder's signature is `token_ids, padding_mask -> embedding`.
-    Works with any keras-hub tokenizer that has start, end and pad tokens
-    (`BertTokenizer`, `RobertaTokenizer`, ...). `from_preset` follows the
-    model's own files: its normaliser (`tokenizer.json`: lowercase, strip
-    accents, as uncased BERT was trained) and its length limit
-    (`sentence_bert_config.json`'s `max_seq_length`).
-
-    Example:
-    >>> preprocessor = SentenceEncoderPreprocessor.from_preset(minilm_preset_dir())
-    >>> preprocessor(["A naïve sentence."])["token_ids"].shape
-    (1, 256)
+    Kept so code and `.keras` files of release 0.2 keep working. Use
+    `keras_hub.models.TextEmbedder.from_preset(folder)` and
+    `keras_subembed.models.match_model_files` instead.
     """
 
-    def call(self, x, y=None, sample_weight=None):
-        features = super().call(x)
-        features = {name: features[name] for name in ("token_ids", "padding_mask")}
-        return keras.utils.pack_x_y_sample_weight(features, y, sample_weight)
+    def __new__(cls, tokenizer, sequence_length=DEFAULT_SEQUENCE_LENGTH, **kwargs):
+        warn_deprecated("SentenceEncoderPreprocessor",
+                        "keras_hub.models.BertTextEmbedderPreprocessor")
+        return text_embedder_preprocessor(tokenizer, sequence_length, **kwargs)
 
     @classmethod
     def from_preset(cls, preset, sequence_length=None, **kwargs):
-        """The preprocessor of a keras-hub preset or a local Hugging Face folder.
+        """The preprocessor of a preset or Hugging Face folder, following the
+        model's own normaliser and `max_seq_length`."""
+        warn_deprecated("SentenceEncoderPreprocessor",
+                        "keras_hub.models.BertTextEmbedderPreprocessor")
+        return preprocessor_from_preset(preset, sequence_length, **kwargs)
 
-        Args:
-            preset: a preset name or folder.
-            sequence_length: tokens per sentence with `[CLS]` and `[SEP]`;
-                default the model's own `max_seq_length`
-                (`sentence_bert_config.json`), else 128. At most that limit.
-        """
-        preset = str(preset)  # keras-hub takes names and folders as strings only
-        tokenizer = keras_hub.tokenizers.Tokenizer.from_preset(preset)
-        for name, value in model_normalization(preset).items():
-            if hasattr(tokenizer, name):
-                setattr(tokenizer, name, value)
-        limit = model_sequence_limit(preset)
-        if sequence_length is None:
-            sequence_length = limit or DEFAULT_SEQUENCE_LENGTH
-        check_sequence_length(sequence_length, limit)
-        return cls(tokenizer, sequence_length=sequence_length, **kwargs)
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        tokenizer = keras.saving.deserialize_keras_object(config.pop("tokenizer"))
+        config = {key: config[key] for key in ("sequence_length", "truncate", "name")
+                  if key in config}
+        return text_embedder_preprocessor(tokenizer, **config)
+
+    def get_config(self):  # pragma: no cover - instances are keras-hub classes
+        raise NotImplementedError
+
+
+def preprocessor_from_preset(preset, sequence_length=None, **kwargs):
+    preset = str(preset)  # keras-hub takes names and folders as strings only
+    tokenizer = keras_hub.tokenizers.Tokenizer.from_preset(preset)
+    for name, value in model_normalization(preset).items():
+        if hasattr(tokenizer, name):
+            setattr(tokenizer, name, value)
+    limit = model_sequence_limit(preset)
+    if sequence_length is None:
+        sequence_length = limit or DEFAULT_SEQUENCE_LENGTH
+    check_sequence_length(sequence_length, limit)
+    return text_embedder_preprocessor(tokenizer, sequence_length, **kwargs)

@@ -6,10 +6,14 @@ import keras_hub
 import numpy as np
 import pytest
 
+import keras_subembed
 from keras_subembed.models import SentenceEncoder
 from keras_subembed.models import SentenceEncoderPreprocessor
 from keras_subembed.models import SentencePooling
 from keras_subembed.models import compress_backbone
+from keras_subembed.models import match_model_files
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + (
     "the of to and in is was for on that with by it as at from he his said "
@@ -17,13 +21,15 @@ VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + (
 
 
 def make_encoder(pooling="mean", **kwargs):
+    """A compressed BERT text embedder (what the checks of predict guard)."""
     keras.utils.set_random_seed(5)
     backbone = keras_hub.models.BertBackbone(
         len(VOCABULARY), num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16,
         max_sequence_length=16)
     tokenizer = keras_hub.models.BertTokenizer(vocabulary=VOCABULARY)
-    preprocessor = SentenceEncoderPreprocessor(tokenizer, sequence_length=10)
-    return SentenceEncoder(backbone, preprocessor, pooling=pooling, **kwargs)
+    preprocessor = keras_hub.models.BertTextEmbedderPreprocessor(tokenizer, sequence_length=10)
+    embedder = keras_hub.models.BertTextEmbedder(backbone, preprocessor, pooling_mode=pooling)
+    return keras_subembed.compress(embedder, "embedding")
 
 
 def numpy_pooling(states, mask, mode):
@@ -55,50 +61,57 @@ def test_an_all_padding_row_gives_zeros_not_nan():
     np.testing.assert_array_equal(keras.ops.convert_to_numpy(pooled), np.zeros((1, 4)))
 
 
-def test_encoder_embeds_strings_as_unit_vectors_equal_to_the_ids_path():
-    encoder = make_encoder()
+def test_the_deprecated_aliases_build_keras_hub_classes_and_warn_once():
+    import keras_subembed.deprecation as deprecation
+
+    deprecation._WARNED.clear()
+    keras.utils.set_random_seed(5)
+    backbone = keras_hub.models.BertBackbone(
+        len(VOCABULARY), num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16,
+        max_sequence_length=16)
+    tokenizer = keras_hub.models.BertTokenizer(vocabulary=VOCABULARY)
+    with pytest.warns(DeprecationWarning, match=re.escape(
+            "keras_subembed.models.SentenceEncoderPreprocessor is deprecated")):
+        preprocessor = SentenceEncoderPreprocessor(tokenizer, sequence_length=10)
+    assert type(preprocessor) is keras_hub.models.BertTextEmbedderPreprocessor
+    with pytest.warns(DeprecationWarning, match=re.escape(
+            "keras_subembed.models.SentenceEncoder is deprecated and will be removed: use "
+            "keras_hub.models.TextEmbedder.from_preset and keras_subembed.compress")):
+        encoder = SentenceEncoder(backbone, preprocessor, pooling="max")
+    assert type(encoder) is keras_hub.models.BertTextEmbedder and encoder.pooling_mode == "max"
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per process
+        SentenceEncoder(backbone, preprocessor)
     texts = ["the police said the news", "one game", "the world market was new in the year"]
-    vectors = encoder.predict(texts, verbose=0)["embedding"]
-    assert vectors.shape == (3, 8)
-    np.testing.assert_allclose(np.linalg.norm(vectors, axis=-1), 1.0, rtol=1e-5)
-    features = encoder.preprocessor(texts)
-    assert sorted(features) == ["padding_mask", "token_ids"]
+    vectors = np.asarray(encoder.predict(texts, verbose=0))
+    features = preprocessor(texts)
     token_ids = keras.ops.convert_to_numpy(features["token_ids"])
     padding_mask = keras.ops.convert_to_numpy(features["padding_mask"]).astype("int32")
-    assert token_ids[0, 0] == VOCABULARY.index("[CLS]")
-    states = keras.ops.convert_to_numpy(encoder.backbone({
+    states = keras.ops.convert_to_numpy(backbone({
         "token_ids": token_ids, "padding_mask": padding_mask,
         "segment_ids": np.zeros_like(token_ids)})["sequence_output"])
-    np.testing.assert_allclose(vectors, numpy_pooling(states, padding_mask, "mean"),
+    np.testing.assert_allclose(vectors, numpy_pooling(states, padding_mask, "max"),
                                rtol=1e-5, atol=1e-6)
-
-
-def test_saves_and_loads_with_its_preprocessor(tmp_path):
-    encoder = make_encoder(pooling="cls")
-    texts = ["he said two people", "the team"]
-    want = encoder.predict(texts, verbose=0)["embedding"]
-    encoder.save(tmp_path / "encoder.keras")
-    loaded = keras.saving.load_model(tmp_path / "encoder.keras")
-    assert loaded.pooling == "cls"
-    np.testing.assert_allclose(loaded.predict(texts, verbose=0)["embedding"], want,
-                               rtol=1e-6, atol=1e-6)
-
-
-def test_works_over_a_compressed_backbone():
-    encoder = make_encoder()
-    student = compress_backbone(encoder.backbone, "sub",
-                                {"num_tables": 2, "rows_per_table": 8, "reserved_ids": [0, 1, 2, 3]})
-    compressed = SentenceEncoder(student, encoder.preprocessor)
-    vectors = compressed.predict(["the news"], verbose=0)["embedding"]
-    assert vectors.shape == (1, 8)
-    np.testing.assert_allclose(np.linalg.norm(vectors), 1.0, rtol=1e-5)
+    # Over a compressed backbone it is the compressed embedder; other encoders get
+    # XLM-R's head (token states in, no segment ids) with a matching preprocessor.
+    student = compress_backbone(backbone, "sub", {"num_tables": 2, "rows_per_table": 8,
+                                                  "reserved_ids": [0, 1, 2, 3]})
+    assert type(SentenceEncoder(student, preprocessor)).__name__ == "CompressedBertTextEmbedder"
+    roberta = keras_hub.models.RobertaBackbone(
+        len(VOCABULARY), num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16,
+        max_sequence_length=16)
+    over_roberta = SentenceEncoder(roberta, preprocessor)
+    assert type(over_roberta) is keras_hub.models.XLMRobertaTextEmbedder
+    assert type(over_roberta.preprocessor) is keras_hub.models.XLMRobertaTextEmbedderPreprocessor
+    assert np.asarray(over_roberta.predict(texts, verbose=0)).shape == (3, 8)
 
 
 def test_bad_arguments_raise_naming_them():
     with pytest.raises(ValueError, match=re.escape(
             "`mode` must be one of ('mean', 'cls', 'max'). Received: mode='sum'")):
         SentencePooling("sum")
-    with pytest.raises(TypeError, match=re.escape("`normalize` must be a bool. Received: normalize=1")):
+    with pytest.raises(ValueError, match=re.escape("`normalize` must be a bool. Received: normalize=1")):
         SentencePooling("mean", normalize=1)
     token_ids = keras.Input((None,), dtype="int32", name="token_ids")
     other = keras.Input((None,), dtype="int32", name="positions")
@@ -106,31 +119,6 @@ def test_bad_arguments_raise_naming_them():
                            keras.layers.Embedding(10, 4)(token_ids))
     with pytest.raises(ValueError, match="must take a dict with `token_ids` and `padding_mask`"):
         SentenceEncoder(backbone)
-
-
-@pytest.mark.tensorflow_only(reason="TFLite export")
-def test_exports_a_verified_tflite_with_an_embedding_signature(tmp_path):
-    from ai_edge_litert.interpreter import Interpreter
-
-    from keras_subembed.export import export_tflite
-
-    encoder = make_encoder()
-    student = compress_backbone(encoder.backbone, "sub",
-                                {"num_tables": 2, "rows_per_table": 8, "reserved_ids": [0, 1, 2, 3]})
-    compressed = SentenceEncoder(student, encoder.preprocessor)
-    report = export_tflite(compressed, tmp_path / "encoder.tflite", quantization="dynamic")
-    assert report.inputs == ("padding_mask", "token_ids") or set(report.inputs) == {
-        "token_ids", "padding_mask"}
-    assert report.outputs == ("embedding",)
-    runner = Interpreter(model_path=str(tmp_path / "encoder.tflite")).get_signature_runner(
-        "serving_default")
-    features = encoder.preprocessor(["the police said the news", "one game"])
-    token_ids = np.asarray(features["token_ids"], "int32")
-    padding_mask = np.asarray(features["padding_mask"], "int32")
-    got = runner(token_ids=token_ids, padding_mask=padding_mask)["embedding"]
-    want = keras.ops.convert_to_numpy(
-        compressed({"token_ids": token_ids, "padding_mask": padding_mask})["embedding"])
-    np.testing.assert_allclose(np.sum(got * want, axis=-1), 1.0, atol=2e-3)  # int8 weights
 
 
 # --- issue 20: the model's own normaliser and length limit ----------------------------
@@ -225,8 +213,8 @@ def test_ids_beyond_int32_are_refused_before_keras_narrows_them():
     with pytest.raises(ValueError, match=message):
         encoder.predict(ids_batch(WIDE_ID), verbose=0)
     # In range, int64 ids give what int32 ids give.
-    np.testing.assert_allclose(encoder.predict(ids_batch(5), verbose=0)["embedding"],
-                               encoder.predict(ids_batch(5, "int32"), verbose=0)["embedding"],
+    np.testing.assert_allclose(encoder.predict(ids_batch(5), verbose=0),
+                               encoder.predict(ids_batch(5, "int32"), verbose=0),
                                rtol=1e-6)
 
 
@@ -239,10 +227,10 @@ def test_wide_ids_in_a_compiled_graph_never_become_another_token():
                                 {"num_tables": 2, "rows_per_table": 8, "reserved_ids": [0, 1, 2, 3]})
     compressed = SentenceEncoder(student)
     dataset = tf.data.Dataset.from_tensors(ids_batch(WIDE_ID))
-    got = compressed.predict(dataset, verbose=0)["embedding"]
+    got = compressed.predict(dataset, verbose=0)
     out_of_range = compressed.predict(tf.data.Dataset.from_tensors(ids_batch(len(VOCABULARY))),
-                                      verbose=0)["embedding"]
-    token_5 = compressed.predict(ids_batch(5, "int32"), verbose=0)["embedding"]
+                                      verbose=0)
+    token_5 = compressed.predict(ids_batch(5, "int32"), verbose=0)
     np.testing.assert_allclose(got, out_of_range, rtol=1e-5, atol=1e-6)
     assert not np.allclose(got, token_5, atol=1e-3)
 
@@ -262,8 +250,8 @@ def test_predict_takes_ids_even_with_a_preprocessor():
     encoder = make_encoder()
     features = encoder.preprocessor(["the police said the news"])
     ids = {name: keras.ops.convert_to_numpy(value) for name, value in features.items()}
-    np.testing.assert_allclose(encoder.predict(ids, verbose=0)["embedding"],
-                               encoder.predict(["the police said the news"], verbose=0)["embedding"],
+    np.testing.assert_allclose(encoder.predict(ids, verbose=0),
+                               encoder.predict(["the police said the news"], verbose=0),
                                rtol=1e-5, atol=1e-6)
 
 
