@@ -36,16 +36,23 @@ class _CheckedInputs(TokenIdsPassThrough):
     """
 
     def __call__(self, inputs, *args, **kwargs):
-        if isinstance(inputs, dict) and "segment_ids" in self.input and "segment_ids" not in inputs:
-            # One sentence is segment 0, as in the exported signature.
-            token_ids = inputs["token_ids"]
-            zeros = (np.zeros_like(token_ids) if isinstance(token_ids, np.ndarray)
-                     else keras.ops.zeros_like(token_ids))  # Keras refuses a mix of the two
-            inputs = {**inputs, "segment_ids": zeros}
-        return super().__call__(inputs, *args, **kwargs)
+        return super().__call__(self._with_segments(inputs), *args, **kwargs)
 
     def call(self, inputs, training=None, mask=None):
-        return super().call(narrow_ids(inputs), training=training, mask=mask)
+        # JAX's compiled steps reach `call` without `__call__`.
+        inputs = narrow_ids(self._with_segments(inputs))
+        return super().call(inputs, training=training, mask=mask)
+
+    def _with_segments(self, inputs):
+        """`inputs` with zero `segment_ids` when the model takes them and they are
+        left out: one sentence is segment 0, as in the exported signature."""
+        if not (isinstance(inputs, dict) and "segment_ids" in self.input
+                and "segment_ids" not in inputs and "token_ids" in inputs):
+            return inputs
+        token_ids = inputs["token_ids"]
+        zeros = (np.zeros_like(token_ids) if isinstance(token_ids, np.ndarray)
+                 else keras.ops.zeros_like(token_ids))  # Keras refuses a mix of the two
+        return {**inputs, "segment_ids": zeros}
 
     def predict(self, x=None, *args, **kwargs):
         check_sentences(x, self.preprocessor)
