@@ -17,9 +17,11 @@ from keras_subembed.models.compressed_roberta_masked_lm_preprocessor import (
 from keras_subembed.models.embedding_distiller import EmbeddingDistiller
 from keras_subembed.models.model_files import match_model_files
 from keras_subembed.models.positional_token_embedding import PositionalTokenEmbedding
-from keras_subembed.models.sentence_encoder import SentenceEncoder
-from keras_subembed.models.sentence_encoder_preprocessor import SentenceEncoderPreprocessor
-from keras_subembed.models.sentence_pooling import SentencePooling
+from keras_subembed.models.sentence_vectors import sentence_vectors
+# Deprecated aliases (release 0.2): importable, not in __all__.
+from keras_subembed.models.sentence_encoder import SentenceEncoder  # noqa: F401
+from keras_subembed.models.sentence_encoder_preprocessor import SentenceEncoderPreprocessor  # noqa: F401
+from keras_subembed.models.sentence_pooling import SentencePooling  # noqa: F401
 
 __all__ = [
     "CompressedBackbone",
@@ -32,11 +34,9 @@ __all__ = [
     "CompressedXLMRobertaTextEmbedder",
     "EmbeddingDistiller",
     "PositionalTokenEmbedding",
-    "SentenceEncoder",
-    "SentenceEncoderPreprocessor",
-    "SentencePooling",
     "compress",
     "compress_backbone",
     "match_model_files",
     "pretrained_token_embedding",
+    "sentence_vectors",
 ]
