@@ -94,14 +94,14 @@ RECIPES = {recipe.name: recipe for recipe in [
 ]}
 
 
-def get_recipe(name):
-    """The `WeightRecipe` called `name`; a ValueError lists the valid names."""
+def get_recipe(name, argument="recipe"):
+    """The `WeightRecipe` called `name`; a ValueError names `argument` and lists the valid names."""
     if isinstance(name, WeightRecipe):
         return name
     if not isinstance(name, str) or name not in RECIPES:
         raise ValueError(
-            f"Unknown weight quantization recipe {name!r}. Valid recipes: "
-            f"{', '.join(sorted(RECIPES))}."
+            f"`{argument}` must be one of the weight quantization recipes "
+            f"{', '.join(sorted(RECIPES))}. Received: {argument}={name!r}"
         )
     return RECIPES[name]
 
