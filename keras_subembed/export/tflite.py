@@ -137,9 +137,11 @@ def export_tflite(
     recipe = quantization if quantization in RECIPE_NAMES else None
     flatbuffer = convert(model, serving_inputs, None if recipe else quantization,
                          representative_dataset, scratch=files.staging_name(path))
-    if recipe:
-        flatbuffer = quantize_flatbuffer(flatbuffer, recipe)
     flatbuffer = with_metadata(flatbuffer, export_metadata(model))
+    if recipe:
+        # After the metadata: a large quantized file keeps its buffers past the
+        # flatbuffer (by offset), which rewriting the flatbuffer would break.
+        flatbuffer = quantize_flatbuffer(flatbuffer, recipe)
     max_error, tolerance, lengths, cosine = 0.0, TOLERANCES[quantization], (), None
     if verify:
         max_error, tolerance, cosine = verify_flatbuffer(

@@ -12,6 +12,7 @@ from keras_subembed.export import ExportVerificationError
 from keras_subembed.export import export_tflite
 from keras_subembed.export import quantizer_recipes
 from keras_subembed.export.quantizer_recipes import RECIPE_NAMES
+from keras_subembed.export.flatbuffer import read_metadata
 from keras_subembed.export.quantizer_recipes import weight_bits
 from keras_subembed.models import compress_backbone
 from keras_subembed.models.weight_quantization import fake_quantized
@@ -56,6 +57,7 @@ def test_each_recipe_is_verified_and_reports_what_the_file_holds(recipe, encoder
                            latency_runs=3)
     flatbuffer = path.read_bytes()
     assert report.quantization == recipe and report.file_bytes == len(flatbuffer)
+    assert read_metadata(flatbuffer)["written_by"] == "keras_subembed.export"
     assert report.max_abs_error <= report.tolerance and report.latency_ms > 0
     # Every transformer kernel (6 per layer) is stored with the recipe's bits.
     bits = weight_bits(flatbuffer, recipe)
