@@ -74,6 +74,7 @@ from keras_subembed.models import EmbeddingDistiller  # noqa: E402
 from keras_subembed.models import SentenceEncoder  # noqa: E402
 from keras_subembed.models import SentenceEncoderPreprocessor  # noqa: E402
 from keras_subembed.models import compress_backbone  # noqa: E402
+from keras_subembed.models.weight_quantization import RECIPES  # noqa: E402
 
 RESERVED_IDS = [0, 100, 101, 102, 103]  # [PAD] [UNK] [CLS] [SEP] [MASK]
 SETTINGS = {
@@ -91,6 +92,9 @@ SETTINGS = {
 DEFAULT_SETTINGS = ["product-k32m256", "product-k8m16", "sub-k2m768"]
 EVAL_SEQUENCE_LENGTH = 128
 TEACHER_TFLITE = "teacher .tflite (dynamic)"  # same size as the teacher: not plotted
+# The best >=30x setting also ships with int4 transformer weights (issue #21).
+INT4_SETTING = "product-k32m256"
+INT4_RECIPES = [name for name in RECIPES if name.startswith("int4") and "weight_only" not in name]
 
 
 def parse_args(argv=None):
@@ -114,9 +118,15 @@ def parse_args(argv=None):
     parser.add_argument("--no-xla", action="store_true", help="train without jit_compile")
     parser.add_argument("--skip-teacher-tflite-eval", action="store_true",
                         help="do not evaluate the teacher's .tflite (saves about a minute)")
+    parser.add_argument("--int4-recipe", default="int4_dynamic", choices=INT4_RECIPES,
+                        help=f"ai-edge-quantizer recipe of the int4 rows ({INT4_SETTING} only)")
+    parser.add_argument("--qat-steps", type=int, default=30,
+                        help="quantization-aware distillation steps after the float ones "
+                             "(int4 rows; 0: post-training int4 only)")
+    parser.add_argument("--no-int4", action="store_true", help="skip the int4 rows")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    for name in ("embedding_steps", "steps", "batch_size", "sequence_length"):
+    for name in ("embedding_steps", "steps", "qat_steps", "batch_size", "sequence_length"):
         if getattr(args, name) < (0 if name.endswith("steps") else 1):
             parser.error(f"--{name.replace('_', '-')} must be positive")
     return args
@@ -286,10 +296,10 @@ class StepTimer(keras.callbacks.Callback):
         self.timings[f"{self.stage}_seconds_per_step"] = round(float(np.median(steady)), 4)
 
 
-def export(encoder, name, output, vocabulary_path):
+def export(encoder, name, output, vocabulary_path, quantizations=(None, "dynamic")):
     """Float32 and dynamic-range .tflite files, verified; sizes and latency."""
     files = {}
-    for quantization in (None, "dynamic"):
+    for quantization in quantizations:
         path = output / f"{name}.{quantization or 'float32'}.tflite"
         report = export_tflite(encoder, path, quantization=quantization, overwrite=True,
                                latency_runs=20)
@@ -298,6 +308,7 @@ def export(encoder, name, output, vocabulary_path):
             "path": str(path), "file_mb": round(report.file_bytes / 1e6, 3),
             "embedding_mb": round(report.embedding_bytes / 1e6, 3),
             "latency_ms": round(report.latency_ms, 2), "max_abs_error": report.max_abs_error,
+            "cosine_to_float": report.cosine_to_float,
         }
     return files
 
@@ -378,6 +389,9 @@ def main(argv=None):
             "tflite": export(encoder, name, output, vocabulary_path),
         })
         print(f"  before: {before}\n  after:  {after}", flush=True)
+        if name == INT4_SETTING and not args.no_int4:
+            rows.extend(int4_rows(teacher, encoder, name, training_preprocessor, data,
+                                  evaluation_sets, output, vocabulary_path, args))
 
     wall = time.perf_counter() - started
     summary = {"rows": rows, "wall_seconds": round(wall, 1), "arguments": vars(args),
@@ -387,6 +401,46 @@ def main(argv=None):
     plot(rows, output / "quality_vs_size.png")
     print(f"\nWrote {output}/results.json, quality_vs_size.png, .keras and .tflite files "
           f"({wall / 60:.1f} min).")
+
+
+def int4_rows(teacher, encoder, name, preprocessor, data, evaluation_sets, output,
+              vocabulary_path, args):
+    """The distilled student with int4 transformer weights: post-training, then
+    after `--qat-steps` of quantization-aware distillation (the student's
+    kernels rounded as the recipe stores them in the forward pass)."""
+    recipe, rows = args.int4_recipe, []
+    stages = [("post-training", 0)] + ([("QAT", args.qat_steps)] if args.qat_steps else [])
+    for stage, steps in stages:
+        row_name = f"{name} int4 ({stage})"
+        print(f"{row_name}: {recipe}", flush=True)
+        timings = {}
+        if steps:
+            start = time.perf_counter()
+            distiller = EmbeddingDistiller(
+                teacher, encoder.backbone, state_layers=(0, -1),
+                sentence_loss_weight=args.sentence_loss_weight, quantize_transformer=recipe)
+            distiller.compile(learning_rate=args.learning_rate,
+                              embedding_learning_rate=args.embedding_learning_rate,
+                              jit_compile=not args.no_xla)
+            distiller.fit(training_dataset(data["training"], preprocessor, args),
+                          steps_per_epoch=steps, epochs=1, verbose=2,
+                          callbacks=[StepTimer(timings, "qat")])
+            encoder.backbone.trainable = True
+            timings["qat_seconds"] = round(time.perf_counter() - start, 1)
+            encoder.save(output / f"{name}.qat.keras")
+        files = export(encoder, f"{name}.{stage.lower()}", output, vocabulary_path, (recipe,))
+        rows.append({"name": row_name, "kind": "sub", "recipe": recipe, "qat_steps": steps,
+                     **embedding_summary(encoder.backbone.token_embedding),
+                     **evaluation_sets.measure(tflite_runner(files[recipe]["path"])),
+                     **timings, "tflite": files})
+        print(f"  {rows[-1]}", flush=True)
+    return rows
+
+
+def shipped_file(row):
+    """The row's phone file: its int4 file if it has one, else the dynamic-range one."""
+    tflite = row.get("tflite", {})
+    return tflite.get(row.get("recipe"), tflite.get("dynamic", {}))
 
 
 def add_reserved_ids(kind, kwargs):
@@ -405,14 +459,15 @@ COLUMNS = [
 
 
 def print_table(rows):
+    # int4 rows show their int4 file in the dyn. columns.
     header = COLUMNS + [("dynamic_mb", "dyn. MB", "{:.1f}"), ("dynamic_ms", "dyn. ms", "{:.1f}"),
                         ("float32_mb", "f32 MB", "{:.1f}")]
     lines = [[title for _, title, _ in header]]
     for row in rows:
         tflite = row.get("tflite", {})
         values = {**row,
-                  "dynamic_mb": tflite.get("dynamic", {}).get("file_mb"),
-                  "dynamic_ms": tflite.get("dynamic", {}).get("latency_ms"),
+                  "dynamic_mb": shipped_file(row).get("file_mb"),
+                  "dynamic_ms": shipped_file(row).get("latency_ms"),
                   "float32_mb": tflite.get("float32", {}).get("file_mb")}
         lines.append(["-" if values.get(key) is None else fmt.format(values[key])
                       for key, _, fmt in header])
@@ -427,15 +482,15 @@ def print_table(rows):
 
 
 def plot(rows, path):
-    points = [{"name": row["name"], "file_mb": row["tflite"]["dynamic"]["file_mb"],
+    points = [{"name": row["name"], "file_mb": shipped_file(row)["file_mb"],
                "cosine_out_of_domain": row["cosine_out_of_domain"],
                "sentiment_accuracy": row["sentiment_accuracy"]}
-              for row in rows if "dynamic" in row.get("tflite", {}) and row["name"] != TEACHER_TFLITE]
+              for row in rows if shipped_file(row) and row["name"] != TEACHER_TFLITE]
     try:
         evaluation.plot_quality_vs_size(
             points, path, quality=["cosine_out_of_domain", "sentiment_accuracy"], size="file_mb",
-            title="all-MiniLM-L6-v2 compressed: quality vs dynamic-range .tflite size",
-            axis_labels={"file_mb": "dynamic-range .tflite file (MB)",
+            title="all-MiniLM-L6-v2 compressed: quality vs .tflite size",
+            axis_labels={"file_mb": "dynamic-range (int8) or int4 .tflite file (MB)",
                          "cosine_out_of_domain": "cosine to the teacher, out of domain",
                          "sentiment_accuracy": "sentiment accuracy (5-fold CV)"})
     except ImportError:

@@ -17,6 +17,8 @@ class ExportReport:
     verification inputs, against Keras; `tolerance` the bound it was held to.
     `latency_ms` is the median time of one sequence (batch 1,
     `latency_sequence_length` tokens, 1 thread), or None when not measured.
+    `cosine_to_float` is the mean cosine of the file's output rows to the
+    float Keras model's (the lowest output's), None when not verified.
     `inputs` and `outputs` are the names of the signature `serving_default`.
     """
 
@@ -32,6 +34,7 @@ class ExportReport:
     verified_sequence_lengths: tuple
     latency_ms: float = None
     latency_sequence_length: int = None
+    cosine_to_float: float = None
     inputs: tuple = ()
     outputs: tuple = ()
 
@@ -65,6 +68,8 @@ class ExportReport:
             ("median latency", "not measured (latency_runs=0)" if self.latency_ms is None
              else f"{self.latency_ms:.2f} ms per sequence of "
              f"{self.latency_sequence_length} tokens (batch 1, 1 thread)"),
+            ("cosine to float", "not verified" if self.cosine_to_float is None
+             else f"{self.cosine_to_float:.5f} (mean over rows, vs the float Keras model)"),
             ("signature", f"{', '.join(self.inputs)} -> {', '.join(self.outputs)}"),
             ("ops", ", ".join(self.ops)),
         ]

@@ -26,6 +26,9 @@ from keras_subembed.export.model_parts import find_token_embedding
 from keras_subembed.export.model_parts import load_model
 from keras_subembed.export.model_parts import model_path
 from keras_subembed.export.model_parts import with_embedding_mode
+from keras_subembed.export.quantizer_recipes import RECIPE_NAMES
+from keras_subembed.export.quantizer_recipes import import_ai_edge_quantizer
+from keras_subembed.export.quantizer_recipes import quantize_flatbuffer
 from keras_subembed.export.saved_model import write_saved_model
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.export.signature import check_sample_inputs
@@ -33,12 +36,16 @@ from keras_subembed.export.signature import make_sample_inputs
 from keras_subembed.export.signature import sequence_length_of
 from keras_subembed.export.signature import serving_function
 from keras_subembed.layer_walk import walk_layers
+from keras_subembed.models.weight_quantization import round_weights
 
-QUANTIZATIONS = (None, "dynamic", "float16", "int8")
+# The TFLite converter's own, then ai-edge-quantizer recipes (int4 / int8
+# transformer weights, `keras_subembed.models.weight_quantization.RECIPES`).
+QUANTIZATIONS = (None, "dynamic", "float16", "int8") + RECIPE_NAMES
 # Allowed max abs error, as a fraction of the largest |Keras output| (at least 1).
-TOLERANCES = {None: 1e-4, "float16": 1e-2, "dynamic": 0.1, "int8": 0.25}
-# Dynamic range: the file may err at most this many times the error of the
-# Keras model with its weights rounded to int8 as the converter rounds them.
+TOLERANCES = {None: 1e-4, "float16": 1e-2, "dynamic": 0.1, "int8": 0.25,
+              **{name: 0.1 if name.startswith("int8") else 0.5 for name in RECIPE_NAMES}}
+# Dynamic range and recipes: the file may err at most this many times the
+# error of the Keras model with its weights rounded as the file stores them.
 # A genuine file errs about 1.3 times that; a wrong table (a noisy copy) 8 times.
 DYNAMIC_ERROR_FACTOR = 4.0
 # The converter leaves smaller weight tensors in float.
@@ -76,7 +83,12 @@ def export_tflite(
             verification passed). Checked before the conversion starts.
         quantization: `None` (float32), `"dynamic"` (int8 weights), `"float16"`
             or `"int8"` (weights and activations; needs
-            `representative_dataset`, a callable yielding `{name: array}`).
+            `representative_dataset`, a callable yielding `{name: array}`),
+            or an `ai-edge-quantizer` recipe for the transformer's weights
+            (the `quantize` extra): `"int8_weight_only"`,
+            `"int4_weight_only"`, `"int4_dynamic"`,
+            `"int4_blockwise32_dynamic"`,
+            `"int4_blockwise32_dynamic_int8_attention_output"`.
         embedding_mode: `"compressed"` keeps the compressed computation in the
             file (small); `"frozen"` stores the embeddings whose class has
             `freeze_speeds_up` (ALONE, DeFINE) as one lookup table (fast).
@@ -122,12 +134,17 @@ def export_tflite(
     if verify or latency_runs:
         samples = (check_sample_inputs(sample_inputs, serving_inputs) if sample_inputs is not None
                    else make_sample_inputs(model, serving_inputs, sequence_lengths))
-    flatbuffer = convert(model, serving_inputs, quantization, representative_dataset,
-                         scratch=files.staging_name(path))
+    recipe = quantization if quantization in RECIPE_NAMES else None
+    flatbuffer = convert(model, serving_inputs, None if recipe else quantization,
+                         representative_dataset, scratch=files.staging_name(path))
     flatbuffer = with_metadata(flatbuffer, export_metadata(model))
-    max_error, tolerance, lengths = 0.0, TOLERANCES[quantization], ()
+    if recipe:
+        # After the metadata: a large quantized file keeps its buffers past the
+        # flatbuffer (by offset), which rewriting the flatbuffer would break.
+        flatbuffer = quantize_flatbuffer(flatbuffer, recipe)
+    max_error, tolerance, lengths, cosine = 0.0, TOLERANCES[quantization], (), None
     if verify:
-        max_error, tolerance = verify_flatbuffer(
+        max_error, tolerance, cosine = verify_flatbuffer(
             model, serving_inputs, flatbuffer, samples, quantization, path)
         lengths = tuple(sorted({sequence_length_of(s, serving_inputs) for s in samples} - {None}))
     latency, latency_length = None, None
@@ -149,6 +166,7 @@ def export_tflite(
         verified_sequence_lengths=lengths,
         latency_ms=latency,
         latency_sequence_length=latency_length,
+        cosine_to_float=cosine,
         inputs=tuple(serving_inputs.names),
         outputs=tuple(sorted(runner.get_output_details())),
     )
@@ -165,6 +183,8 @@ def check_quantization(quantization, representative_dataset):
             '`quantization="int8"` needs a `representative_dataset`: a callable '
             "yielding samples {input name: array}, to calibrate activation ranges."
         )
+    if quantization in RECIPE_NAMES:
+        import_ai_edge_quantizer(quantization)  # fail before converting
 
 
 def check_sequence_lengths(sequence_lengths):
@@ -255,19 +275,22 @@ def interpreter_runner(flatbuffer, num_threads=None):
 
 
 def verify_flatbuffer(model, serving_inputs, flatbuffer, samples, quantization, path):
-    """(max abs error, its tolerance) of every output over `samples`, or raise.
+    """(max abs error, its tolerance, cosine) of every output over `samples`, or raise.
 
     Each output is held to `TOLERANCES[quantization]` times its own largest
-    |Keras value| (at least 1).
+    |Keras value| (at least 1). The cosine is that of the file's output rows
+    (last axis) to Keras', averaged per output; the lowest output's.
     """
     import tensorflow as tf
 
     keras_function = tf.function(serving_function(model, serving_inputs))
     runner = interpreter_runner(flatbuffer)
     rounded_function = None
-    if quantization == "dynamic":
-        rounded_function = tf.function(serving_function(int8_rounded(model), serving_inputs))
-    errors, scales, rounding_errors = {}, {}, {}
+    if quantization == "dynamic" or quantization in RECIPE_NAMES:
+        rounded = (int8_rounded(model) if quantization == "dynamic"
+                   else round_weights(copy_model(model), quantization))
+        rounded_function = tf.function(serving_function(rounded, serving_inputs))
+    errors, scales, rounding_errors, cosines = {}, {}, {}, {}
     for sample in samples:
         tensors = {name: tf.constant(value) for name, value in sample.items()}
         want = keras_function(tensors)
@@ -290,6 +313,7 @@ def verify_flatbuffer(model, serving_inputs, flatbuffer, samples, quantization, 
             error = float(np.max(np.abs(got[name].astype("float64") - value)))
             errors[name] = max(errors.get(name, 0.0), error)
             scales[name] = max(scales.get(name, 0.0), float(np.max(np.abs(value))))
+            cosines.setdefault(name, []).extend(row_cosines(got[name], value))
     tolerances = {name: TOLERANCES[quantization] * max(1.0, scales[name]) for name in errors}
     for name, error in rounding_errors.items():
         # Held to what int8 weights can cause, so a file with other weights fails.
@@ -304,7 +328,17 @@ def verify_flatbuffer(model, serving_inputs, flatbuffer, samples, quantization, 
             f"{str(path)!r} was not written."
         )
     largest = max(errors, key=errors.get)
-    return errors[largest], tolerances[largest]
+    return errors[largest], tolerances[largest], min(float(np.mean(c)) for c in cosines.values())
+
+
+def row_cosines(got, want):
+    """Cosine of each row (last axis) of `got` to `want`; rows of zeros count 1 if equal."""
+    got = np.asarray(got, "float64").reshape(-1, max(1, np.shape(got)[-1] if np.ndim(got) else 1))
+    want = np.asarray(want, "float64").reshape(got.shape)
+    norms = np.linalg.norm(got, axis=-1) * np.linalg.norm(want, axis=-1)
+    dots = np.sum(got * want, axis=-1)
+    same = np.all(got == want, axis=-1)
+    return np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), np.where(same, 1.0, 0.0))
 
 
 def int8_rounded(model):

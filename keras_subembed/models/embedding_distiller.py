@@ -18,6 +18,8 @@ from keras_subembed.models.encoder_inputs import check_id_batch
 from keras_subembed.models.encoder_inputs import narrow_ids
 from keras_subembed.models.sentence_vectors import POOLING_MODES
 from keras_subembed.models.sentence_vectors import sentence_vectors
+from keras_subembed.models.weight_quantization import fake_quantized
+from keras_subembed.models.weight_quantization import get_recipe
 from keras_subembed.optimizers.layer_rate_adamw import LayerRateAdamW
 
 TRAINABLE_PARTS = ("all", "embedding")
@@ -91,6 +93,13 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
             default the teacher embedder's `pooling_mode`, else `"mean"`.
         train: `"all"` (every student weight the losses reach; e.g. BERT's
             pooler is frozen) or `"embedding"` (the token embedding only).
+        quantize_transformer: `None`, or the name of the export recipe the
+            student will ship with (e.g. `"int4_blockwise32_dynamic"`, see
+            `weight_quantization.RECIPES`): the distiller runs the student
+            with its transformer kernels rounded as that recipe stores them
+            (straight-through gradients to the float kernels), so
+            `export_tflite(..., quantization=<that recipe>)` computes what
+            was trained. The student itself stays float.
 
     Example:
     >>> teacher = keras_hub.models.TextEmbedder.from_preset(minilm_preset_dir())
@@ -110,6 +119,7 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         sentence_loss_weight=1.0,
         pooling=None,
         train="all",
+        quantize_transformer=None,
         **kwargs,
     ):
         if isinstance(teacher, keras_hub.models.TextEmbedder):
@@ -118,6 +128,8 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         teacher, student = _backbone_of(teacher), _backbone_of(student)
         pooling = check_choice("pooling", "mean" if pooling is None else pooling, POOLING_MODES)
         _check_pair(teacher, student)
+        if quantize_transformer is not None:
+            quantize_transformer = get_recipe(quantize_transformer, "quantize_transformer").name
         check_choice("train", train, TRAINABLE_PARTS)
         num_states = len(hidden_state_names(teacher))
         state_layers = _check_state_layers(state_layers, num_states)
@@ -180,6 +192,7 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         self.sentence_loss_weight = sentence_loss_weight
         self.pooling = pooling
         self.train = train
+        self.quantize_transformer = quantize_transformer
         # Only the measures this distiller computes show in the progress bar.
         if self.state_indices and self.state_loss_weight > 0:
             self.state_loss_tracker = keras.metrics.Mean(name="state_loss")
@@ -254,7 +267,10 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         if isinstance(inputs, dict):
             inputs = {name: inputs[name] for name in ("token_ids", "padding_mask")
                       if name in inputs}
-        return super().call(narrow_ids(inputs), training=training, mask=mask)
+        if self.quantize_transformer is None:
+            return super().call(narrow_ids(inputs), training=training, mask=mask)
+        with fake_quantized(self.student, self.quantize_transformer):
+            return super().call(narrow_ids(inputs), training=training, mask=mask)
 
     def fit(self, x=None, *args, **kwargs):
         _check_not_empty(x)
@@ -292,6 +308,7 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
                 "sentence_loss_weight": self.sentence_loss_weight,
                 "pooling": self.pooling,
                 "train": self.train,
+                "quantize_transformer": self.quantize_transformer,
             }
         )
         return config

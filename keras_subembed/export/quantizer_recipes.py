@@ -1,0 +1,99 @@
+"""`ai-edge-quantizer` recipes: int4 / int8 transformer weights in a `.tflite` file.
+
+The recipes themselves (names, bits, granularity, per-layer overrides) are
+`keras_subembed.models.weight_quantization.RECIPES`, shared with training;
+this module applies one to a float32 flatbuffer and checks that every
+`FULLY_CONNECTED` weight of the transformer came out as the recipe says.
+`ai-edge-quantizer` is optional (the `quantize` extra) and imported only here.
+"""
+
+import contextlib
+import io
+
+from keras_subembed.export.errors import ExportVerificationError
+from keras_subembed.models.weight_quantization import RECIPES
+from keras_subembed.models.weight_quantization import get_recipe
+
+RECIPE_NAMES = tuple(sorted(RECIPES))
+EXTRA = "quantize"
+# TensorType codes of the LiteRT schema for the integer weight types we write.
+WEIGHT_BITS = {9: 8, 17: 4}  # INT8, INT4
+
+
+def import_ai_edge_quantizer(name):
+    """The `ai_edge_quantizer` modules we use, or an ImportError naming the extra."""
+    try:
+        from ai_edge_quantizer import qtyping
+        from ai_edge_quantizer import quantizer
+        from ai_edge_quantizer import recipe_manager
+        from ai_edge_quantizer.utils import tfl_flatbuffer_utils
+    except ImportError as error:
+        raise ImportError(
+            f"quantization={name!r} needs the `ai-edge-quantizer` package: install it "
+            f"with `pip install \"keras-subembed[{EXTRA}]\"` (or "
+            f"`pip install ai-edge-quantizer`). ({error})"
+        ) from error
+    return qtyping, quantizer, recipe_manager, tfl_flatbuffer_utils
+
+
+def quantizer_recipe(recipe):
+    """The `ai-edge-quantizer` recipe (a list of dicts) for a `WeightRecipe` or its name."""
+    recipe = get_recipe(recipe)
+    qtyping, _, recipe_manager, _ = import_ai_edge_quantizer(recipe.name)
+    manager = recipe_manager.RecipeManager()
+    add = (manager.add_dynamic_config if recipe.activations == "dynamic"
+           else manager.add_weight_only_config)
+    for regex, rounding in recipe.scopes():
+        granularity = ("CHANNELWISE" if rounding.block_size is None
+                       else f"BLOCKWISE_{rounding.block_size}")
+        add(regex=regex, operation_name=qtyping.TFLOperationName.FULLY_CONNECTED,
+            num_bits=rounding.bits, granularity=qtyping.QuantGranularity[granularity])
+    return manager.get_quantization_recipe()
+
+
+def quantize_flatbuffer(flatbuffer, recipe):
+    """`flatbuffer` (float32 `.tflite` bytes) with `recipe`'s integer weights.
+
+    Raises `ExportVerificationError` when a transformer weight is not stored
+    with the recipe's bits (`ai-edge-quantizer` silently skips a
+    configuration its kernels do not support).
+    """
+    recipe = get_recipe(recipe)
+    _, quantizer, _, _ = import_ai_edge_quantizer(recipe.name)
+    engine = quantizer.Quantizer(bytearray(flatbuffer), quantizer_recipe(recipe))
+    # Its summary table and progress bars would fill an export's output.
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        result = engine.quantize(enable_progress_bar=False, enable_progress_report=False)
+    quantized = bytes(result.quantized_model)
+    wrong = [f"{scope.split(';')[0]} ({bits or 'float'} bits, wanted {want})"
+             for scope, bits, want in weight_bits(quantized, recipe) if bits != want]
+    if wrong:
+        raise ExportVerificationError(
+            f"ai-edge-quantizer did not apply quantization={recipe.name!r} to "
+            f"{len(wrong)} weight(s): {'; '.join(wrong[:3])}."
+        )
+    return quantized
+
+
+def weight_bits(flatbuffer, recipe):
+    """`[(op scope, bits of its weight or None, bits the recipe asks)]` for every
+    `FULLY_CONNECTED` op of `flatbuffer` that `recipe` quantizes."""
+    recipe = get_recipe(recipe)
+    qtyping, _, _, utils = import_ai_edge_quantizer(recipe.name)
+    model = utils.read_model(bytearray(flatbuffer))
+    found = []
+    for subgraph in model.subgraphs:
+        # Weight-only recipes feed the op a DEQUANTIZE of the integer weight.
+        dequantized = {op.outputs[0]: op.inputs[0] for op in subgraph.operators
+                       if model.operatorCodes[op.opcodeIndex].builtinCode
+                       == qtyping.BuiltinOperator.DEQUANTIZE}
+        for op in subgraph.operators:
+            code = model.operatorCodes[op.opcodeIndex].builtinCode
+            if code != qtyping.BuiltinOperator.FULLY_CONNECTED:
+                continue
+            scope = utils.get_op_scope(op, subgraph.tensors)
+            rounding = recipe.rounding_for(scope)
+            if rounding is not None:
+                weight = subgraph.tensors[dequantized.get(op.inputs[1], op.inputs[1])]
+                found.append((scope, WEIGHT_BITS.get(weight.type), rounding.bits))
+    return found

@@ -1,0 +1,212 @@
+"""Transformer kernels rounded to int4 / int8 as `ai-edge-quantizer` stores them.
+
+One table of recipes serves both sides: `keras_subembed.export` turns a
+recipe into an `ai-edge-quantizer` recipe for the `.tflite` file, and
+training (`EmbeddingDistiller(quantize_transformer=...)`) runs the student
+with its kernels rounded the same way (fake quantization: the forward pass
+sees the rounded kernel, the gradient passes straight through to the float
+kernel), so the exported file computes what was trained.
+
+What a recipe quantizes: the kernel of every `Dense` and `EinsumDense` layer
+inside a `transformer_layer_<i>` (each becomes one `FULLY_CONNECTED` op of
+the file); the token embedding, position embedding and layer norms stay
+float. Rounding is symmetric (`q = round(w / s)`, `s = max|w| / (2^(bits-1) - 1)`),
+with one scale per output channel or per block of `block_size` input rows of
+each output channel; blockwise scales are stored with bfloat16 precision.
+"""
+
+import contextlib
+import dataclasses
+import math
+import re
+
+import keras
+from keras import ops
+
+from keras_subembed.layer_walk import walk_layers
+
+# A layer path (a Keras variable path, or a .tflite op's scope, where
+# TensorFlow appends `_<n>` to each name) inside a transformer layer.
+TRANSFORMER_SCOPE = r"transformer_layer_\d+(_\d+)?/"
+ATTENTION_OUTPUT_SCOPE = r"/attention_output(_\d+)?/"
+MIN_SCALE = 1e-9  # as ai-edge-quantizer: a zero block gets a tiny scale, not 0
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelRounding:
+    """Symmetric `bits`-bit integers, one scale per output channel
+    (`block_size=None`) or per `block_size` input rows of each channel."""
+
+    bits: int
+    block_size: int = None
+
+    @property
+    def granularity(self):
+        return "channelwise" if self.block_size is None else f"blockwise{self.block_size}"
+
+
+@dataclasses.dataclass(frozen=True)
+class WeightRecipe:
+    """How one recipe stores the transformer's kernels.
+
+    `activations` is `"dynamic"` (the kernels compute in integers on
+    activations quantized at run time: fast) or `"float"` (weight-only: the
+    kernels are dequantized and compute in float). `overrides` are
+    `(scope regex, KernelRounding)` pairs; the last one matching a layer's
+    path wins, as in `ai-edge-quantizer`.
+    """
+
+    name: str
+    rounding: KernelRounding
+    activations: str
+    overrides: tuple = ()
+    description: str = ""
+
+    def scopes(self):
+        """`(regex, KernelRounding)` rules over layer paths; the last match wins."""
+        return ((TRANSFORMER_SCOPE, self.rounding),) + tuple(
+            (f"{TRANSFORMER_SCOPE}.*{pattern}", rounding) for pattern, rounding in self.overrides)
+
+    def rounding_for(self, path):
+        """The rounding of the kernel at `path`, or None when it stays float."""
+        found = None
+        for pattern, rounding in self.scopes():
+            if re.search(pattern, path):
+                found = rounding
+        return found
+
+
+INT8 = KernelRounding(8)
+INT4 = KernelRounding(4)
+INT4_BLOCK32 = KernelRounding(4, 32)
+RECIPES = {recipe.name: recipe for recipe in [
+    WeightRecipe("int8_weight_only", INT8, "float",
+                 description="int8 per channel, float compute"),
+    WeightRecipe("int4_weight_only", INT4, "float",
+                 description="int4 per channel, float compute (slow: dequantizes every call)"),
+    WeightRecipe("int4_dynamic", INT4, "dynamic",
+                 description="int4 per channel, integer compute"),
+    WeightRecipe("int4_blockwise32_dynamic", INT4_BLOCK32, "dynamic",
+                 description="int4 per block of 32 inputs, integer compute"),
+    WeightRecipe("int4_blockwise32_dynamic_int8_attention_output", INT4_BLOCK32, "dynamic",
+                 overrides=((ATTENTION_OUTPUT_SCOPE, INT8),),
+                 description="int4_blockwise32_dynamic, attention output projections in int8"),
+]}
+
+
+def get_recipe(name, argument="recipe"):
+    """The `WeightRecipe` called `name`; a ValueError names `argument` and lists the valid names."""
+    if isinstance(name, WeightRecipe):
+        return name
+    if not isinstance(name, str) or name not in RECIPES:
+        raise ValueError(
+            f"`{argument}` must be one of the weight quantization recipes "
+            f"{', '.join(sorted(RECIPES))}. Received: {argument}={name!r}"
+        )
+    return RECIPES[name]
+
+
+def reduced_axes(layer):
+    """Axes of `layer.kernel` summed over in its product with the inputs."""
+    if isinstance(layer, keras.layers.EinsumDense):
+        inputs, output = layer.equation.split("->")
+        kernel = inputs.split(",")[1]
+        return tuple(axis for axis, letter in enumerate(kernel) if letter not in output)
+    return (0,)
+
+
+def round_kernel(kernel, rounding, axes=(0,)):
+    """`kernel` rounded to `rounding` (keras.ops, any backend; numpy works).
+
+    `axes` are the kernel's input axes: they are flattened (in order) into
+    the axis that a `FULLY_CONNECTED` op's weight blocks run along.
+    """
+    shape = tuple(kernel.shape)
+    outputs = [axis for axis in range(len(shape)) if axis not in axes]
+    order = list(axes) + outputs
+    rows = math.prod(shape[axis] for axis in axes)
+    block = rows if rounding.block_size is None else rounding.block_size
+    if rows % block:
+        raise ValueError(
+            f"A kernel of shape {shape} has {rows} input rows, not a multiple of the "
+            f"block size {block}: {rounding.granularity} rounding cannot apply."
+        )
+    x = ops.reshape(ops.transpose(kernel, order), (rows // block, block, -1))
+    qmax = 2 ** (rounding.bits - 1) - 1
+    scale = ops.maximum(ops.max(ops.abs(x), axis=1, keepdims=True), MIN_SCALE) / qmax
+    if rounding.block_size is not None:
+        # Blockwise scales are float16 with bfloat16's mantissa in the file.
+        scale = ops.cast(ops.cast(scale, "bfloat16"), x.dtype)
+    x = ops.clip(ops.round(x / scale), -qmax - 1, qmax) * scale
+    x = ops.reshape(x, [shape[axis] for axis in order])
+    return ops.transpose(x, [order.index(axis) for axis in range(len(shape))])
+
+
+def fake_quantize(kernel, rounding, axes=(0,)):
+    """`round_kernel` forward, identity backward (straight-through)."""
+    return kernel + ops.stop_gradient(round_kernel(kernel, rounding, axes) - kernel)
+
+
+def quantized_layers(model, recipe):
+    """`[(layer, KernelRounding)]` for every kernel `recipe` rounds in `model`."""
+    recipe = get_recipe(recipe)
+    found = []
+    for layer in walk_layers(model):
+        if isinstance(layer, (keras.layers.Dense, keras.layers.EinsumDense)) and layer.built:
+            rounding = recipe.rounding_for(layer._kernel.path)
+            if rounding is not None:
+                found.append((layer, rounding))
+    return found
+
+
+def round_weights(model, recipe):
+    """Round, in place, every kernel of `model` that `recipe` quantizes."""
+    for layer, rounding in quantized_layers(model, recipe):
+        layer._kernel.assign(round_kernel(layer._kernel.value, rounding, reduced_axes(layer)))
+    return model
+
+
+@contextlib.contextmanager
+def fake_quantized(model, recipe):
+    """Inside the block, `model`'s transformer kernels read as `recipe` rounds them.
+
+    The float kernels stay the variables (what the optimizer updates and what
+    is saved); only the value the layers compute with is rounded, with
+    straight-through gradients. Works eagerly and when traced (TensorFlow,
+    JAX).
+
+    Example:
+    >>> with fake_quantized(encoder, "int4_blockwise32_dynamic"):
+    ...     vectors = encoder(inputs)  # ~ the int4 .tflite file's output
+    """
+    layers = quantized_layers(model, recipe)
+    swapped = []
+    try:
+        for layer, rounding in layers:
+            if getattr(layer, "_fake_quant", None) is not None:
+                continue  # already inside an enclosing block
+            layer._fake_quant = (rounding, reduced_axes(layer))
+            swapped.append((layer, layer.__class__))
+            layer.__class__ = _fake_quant_class(layer.__class__)
+        yield model
+    finally:
+        for layer, cls in swapped:
+            layer.__class__ = cls
+            layer._fake_quant = None
+
+
+_FAKE_QUANT_CLASSES = {}
+
+
+def _fake_quant_class(cls):
+    """A subclass of `cls` whose `kernel` is fake-quantized; used only inside
+    `fake_quantized`, which restores the class (so saving never sees it)."""
+    if cls not in _FAKE_QUANT_CLASSES:
+        def kernel(self):
+            rounding, axes = self._fake_quant
+            return fake_quantize(cls.kernel.fget(self), rounding, axes)
+
+        _FAKE_QUANT_CLASSES[cls] = type(cls.__name__, (cls,), {
+            "kernel": property(kernel), "__module__": cls.__module__})
+    return _FAKE_QUANT_CLASSES[cls]
+

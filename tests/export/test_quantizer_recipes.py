@@ -1,0 +1,124 @@
+"""ai-edge-quantizer recipes: each converts a small compressed encoder, is verified
+against Keras with its weights rounded the same way, and reports what the file holds."""
+
+import sys
+
+import keras
+import keras_hub
+import numpy as np
+import pytest
+
+from keras_subembed.export import ExportVerificationError
+from keras_subembed.export import export_tflite
+from keras_subembed.export import quantizer_recipes
+from keras_subembed.export.quantizer_recipes import RECIPE_NAMES
+from keras_subembed.export.flatbuffer import read_metadata
+from keras_subembed.export.quantizer_recipes import weight_bits
+from keras_subembed.models import compress_backbone
+from keras_subembed.models.weight_quantization import fake_quantized
+from tests.tflite_utils import TFLiteRunner
+
+pytestmark = pytest.mark.tensorflow_only(reason="it exports .tflite files")
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    """A 2-layer BERT with product-coded SubEmbedding, CLS-pooled and normalised."""
+    keras.utils.set_random_seed(0)
+    bert = keras_hub.models.BertBackbone(
+        vocabulary_size=300, num_layers=2, num_heads=2, hidden_dim=64, intermediate_dim=128,
+        max_sequence_length=32)
+    student = compress_backbone(bert, "sub", {
+        "assignment": "product", "num_tables": 8, "rows_per_table": 16, "reserved_ids": [0, 1, 2, 3, 4]})
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    padding_mask = keras.Input((None,), dtype="int32", name="padding_mask")
+    states = student({"token_ids": token_ids, "padding_mask": padding_mask,
+                      "segment_ids": keras.ops.zeros_like(token_ids)})["sequence_output"]
+    return keras.Model({"token_ids": token_ids, "padding_mask": padding_mask},
+                       {"embedding": keras.ops.normalize(states[:, 0], axis=-1)})
+
+
+def samples(seed=0):
+    rng = np.random.default_rng(seed)
+    return [{"token_ids": rng.integers(5, 300, (3, length)).astype("int32"),
+             "padding_mask": np.ones((3, length), "int32")} for length in (7, 32)]
+
+
+@pytest.fixture(scope="module")
+def float_file(encoder, tmp_path_factory):
+    path = tmp_path_factory.mktemp("float") / "encoder.tflite"
+    return export_tflite(encoder, path, sample_inputs=samples())
+
+
+@pytest.mark.parametrize("recipe", RECIPE_NAMES)
+def test_each_recipe_is_verified_and_reports_what_the_file_holds(recipe, encoder, float_file, tmp_path):
+    path = tmp_path / f"{recipe}.tflite"
+    report = export_tflite(encoder, path, quantization=recipe, sample_inputs=samples(),
+                           latency_runs=3)
+    flatbuffer = path.read_bytes()
+    assert report.quantization == recipe and report.file_bytes == len(flatbuffer)
+    assert read_metadata(flatbuffer)["written_by"] == "keras_subembed.export"
+    assert report.max_abs_error <= report.tolerance and report.latency_ms > 0
+    # Every transformer kernel (6 per layer) is stored with the recipe's bits.
+    bits = weight_bits(flatbuffer, recipe)
+    assert len(bits) == 12 and all(got == want for _, got, want in bits), bits
+    want_bits = {"int8_weight_only": {8}, "int4_blockwise32_dynamic_int8_attention_output": {4, 8}}
+    assert {got for _, got, _ in bits} == want_bits.get(recipe, {4})
+    # Smaller than the float file by about the kernels' share.
+    assert report.file_bytes < float_file.file_bytes * (0.6 if "int8" in recipe[:4] else 0.45)
+    # The report's cosine is the file's, recomputed here against the float Keras model.
+    runner = TFLiteRunner(flatbuffer)
+    cosines = []
+    for sample in samples():
+        got = runner.runner(**sample)["embedding"]
+        want = np.asarray(encoder(sample)["embedding"])
+        cosines.extend(np.sum(got * want, -1) / np.linalg.norm(got, axis=-1) / np.linalg.norm(want, axis=-1))
+        # The fake-quantized Keras model is the file (weight-only: to float
+        # precision; dynamic: up to the activations' int8 rounding).
+        with fake_quantized(encoder, recipe):
+            rounded = np.asarray(encoder(sample)["embedding"])
+        bound = 1e-5 if recipe.endswith("weight_only") else 2e-3
+        np.testing.assert_allclose(got, rounded, atol=bound)
+    np.testing.assert_allclose(report.cosine_to_float, np.mean(cosines), rtol=1e-5)
+    assert 0.99 < report.cosine_to_float < 1.0
+
+
+def test_a_file_with_coarser_weights_than_its_recipe_fails_verification(encoder, tmp_path, monkeypatch):
+    real = quantizer_recipes.quantize_flatbuffer
+    # An int8 recipe whose quantizer wrote int4 weights: the file errs far more
+    # than int8 rounding explains.
+    monkeypatch.setattr("keras_subembed.export.tflite.quantize_flatbuffer",
+                        lambda flatbuffer, recipe: real(flatbuffer, "int4_dynamic"))
+    path = tmp_path / "wrong.tflite"
+    with pytest.raises(ExportVerificationError, match=r"quantization='int8_weight_only'.*was not written"):
+        export_tflite(encoder, path, quantization="int8_weight_only", sample_inputs=samples())
+    assert not path.exists()
+
+
+def test_a_recipe_the_quantizer_skips_is_refused(float_file, monkeypatch):
+    from ai_edge_quantizer import recipe
+
+    # A recipe the quantizer accepts but that reaches no op of the file.
+    monkeypatch.setattr(quantizer_recipes, "quantizer_recipe",
+                        lambda _: [dict(rule, regex="no_such_layer")
+                                   for rule in recipe.dynamic_wi4_afp32()])
+    with pytest.raises(ExportVerificationError, match=r"did not apply quantization='int4_dynamic' "
+                       r"to 12 weight\(s\): .*transformer_layer_0.*\(float bits, wanted 4\)"):
+        quantizer_recipes.quantize_flatbuffer(open(float_file.path, "rb").read(), "int4_dynamic")
+
+
+def test_an_unknown_recipe_is_named_with_the_valid_ones(encoder, tmp_path):
+    with pytest.raises(ValueError, match=r"`quantization` must be one of \(None, 'dynamic', "
+                       r"'float16', 'int8', .*'int4_blockwise32_dynamic'.*\)\. "
+                       r"Received: quantization='int4_blockwise16'"):
+        export_tflite(encoder, tmp_path / "x.tflite", quantization="int4_blockwise16")
+
+
+def test_a_missing_ai_edge_quantizer_names_the_extra_before_converting(encoder, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ai_edge_quantizer", None)  # `import` raises ImportError
+    monkeypatch.setattr("keras_subembed.export.tflite.convert",
+                        lambda *args, **kwargs: pytest.fail("converted before checking"))
+    with pytest.raises(ImportError, match=r"quantization='int4_dynamic' needs the "
+                       r"`ai-edge-quantizer` package: install it with "
+                       r"`pip install \"keras-subembed\[quantize\]\"`"):
+        export_tflite(encoder, tmp_path / "x.tflite", quantization="int4_dynamic")

@@ -1,0 +1,196 @@
+"""Fake-quantized transformer kernels: the rounding, straight-through training on
+TensorFlow and JAX, and parity with the exported int4 file."""
+
+import keras
+import keras_hub
+import numpy as np
+import pytest
+
+from keras_subembed.models import EmbeddingDistiller
+from keras_subembed.models import compress_backbone
+from keras_subembed.models.weight_quantization import INT4
+from keras_subembed.models.weight_quantization import INT4_BLOCK32
+from keras_subembed.models.weight_quantization import RECIPES
+from keras_subembed.models.weight_quantization import fake_quantized
+from keras_subembed.models.weight_quantization import quantized_layers
+from keras_subembed.models.weight_quantization import round_kernel
+
+BACKEND = keras.backend.backend()
+RECIPE = "int4_blockwise32_dynamic"
+
+
+def reference_round(kernel, bits, block_size, axes):
+    """ai-edge-quantizer's symmetric min-max rounding, one channel / block at a time."""
+    outputs = [a for a in range(kernel.ndim) if a not in axes]
+    matrix = np.transpose(kernel, list(axes) + outputs).reshape(-1, int(np.prod(
+        [kernel.shape[a] for a in outputs])))
+    result = np.empty_like(matrix)
+    qmax = 2 ** (bits - 1) - 1
+    block = block_size or matrix.shape[0]
+    for column in range(matrix.shape[1]):
+        for start in range(0, matrix.shape[0], block):
+            values = matrix[start:start + block, column]
+            scale = max(np.abs(values).max(), 1e-9) / qmax
+            if block_size:
+                import ml_dtypes
+                scale = float(np.float32(scale).astype(ml_dtypes.bfloat16))
+            result[start:start + block, column] = np.clip(np.rint(values / scale), -qmax - 1, qmax) * scale
+    shape = [kernel.shape[a] for a in list(axes) + outputs]
+    order = list(axes) + outputs
+    return np.transpose(result.reshape(shape), [order.index(a) for a in range(kernel.ndim)])
+
+
+@pytest.mark.parametrize("rounding", [INT4, INT4_BLOCK32], ids=["channelwise", "blockwise32"])
+@pytest.mark.parametrize("shape, axes", [((64, 48), (0,)), ((2, 32, 24), (0, 1)), ((64, 2, 8), (0,))])
+def test_rounding_matches_the_reference_and_lies_on_the_int4_grid(rounding, shape, axes):
+    kernel = np.random.default_rng(0).normal(size=shape).astype("float32")
+    kernel[..., 0] = 0.0  # an all-zero channel stays zero
+    got = keras.ops.convert_to_numpy(round_kernel(kernel, rounding, axes))
+    want = reference_round(kernel, rounding.bits, rounding.block_size, axes)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    assert not np.allclose(got, kernel, atol=1e-3)
+    np.testing.assert_array_equal(got[..., 0], 0.0)
+    # Each channel (channelwise) holds at most 15 distinct levels.
+    if rounding.block_size is None:
+        outputs = [a for a in range(len(shape)) if a not in axes]
+        columns = np.transpose(got, list(axes) + outputs).reshape(
+            int(np.prod([shape[a] for a in axes])), -1).T
+        assert max(len(np.unique(c)) for c in columns) <= 15
+
+
+def test_a_block_size_that_does_not_divide_the_inputs_is_named():
+    with pytest.raises(ValueError, match=r"shape \(40, 8\) has 40 input rows, not a multiple of the block size 32"):
+        round_kernel(np.ones((40, 8), "float32"), INT4_BLOCK32)
+
+
+def gradient_of_sum_of_squares(layer, x):
+    """d/d kernel of sum(layer(x)^2), on the current backend."""
+    if BACKEND == "tensorflow":
+        import tensorflow as tf
+
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(layer(x)))
+        return tape.gradient(loss, layer._kernel.value).numpy()
+    import jax
+
+    def loss(kernel):
+        outputs, _ = layer.stateless_call([kernel, layer.bias.value], [], x)
+        return jax.numpy.sum(outputs ** 2)
+
+    return np.asarray(jax.grad(loss)(layer._kernel.value))
+
+
+def test_fake_quantized_forward_is_rounded_and_the_gradient_passes_straight_through():
+    keras.utils.set_random_seed(0)
+    with keras.name_scope("transformer_layer_0"):
+        dense = keras.layers.Dense(16, name="feedforward_output_dense")
+        dense.build((None, 32))
+    assert dense._kernel.path == "transformer_layer_0/feedforward_output_dense/kernel"
+    x = np.random.default_rng(2).normal(size=(4, 32)).astype("float32")
+    kernel = keras.ops.convert_to_numpy(dense.kernel)
+    rounded = reference_round(kernel, 4, 32, (0,))
+    float_output = keras.ops.convert_to_numpy(dense(x))
+    with fake_quantized(dense, RECIPE):
+        output = keras.ops.convert_to_numpy(dense(x))
+        grad = gradient_of_sum_of_squares(dense, x)
+    np.testing.assert_allclose(output, x @ rounded + keras.ops.convert_to_numpy(dense.bias),
+                               rtol=1e-5, atol=1e-5)
+    # Straight through: the gradient of the rounded kernel, given to the float one.
+    np.testing.assert_allclose(grad, x.T @ (2 * output), rtol=1e-4, atol=1e-4)
+    # Outside the block the layer is a plain Dense again.
+    assert type(dense) is keras.layers.Dense and dense._fake_quant is None
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(dense(x)), float_output)
+
+
+def make_pair(seed=0):
+    keras.utils.set_random_seed(seed)
+    teacher = keras_hub.models.BertBackbone(
+        90, num_layers=2, num_heads=2, hidden_dim=32, intermediate_dim=64,
+        max_sequence_length=16, dropout=0.0)
+    student = compress_backbone(teacher, "sub", {
+        "assignment": "product", "num_tables": 4, "rows_per_table": 16, "reserved_ids": [0, 1, 2, 3, 4]})
+    return teacher, student
+
+
+def token_batches(count, length=10, seed=0):
+    rng = np.random.default_rng(seed)
+    token_ids = rng.integers(5, 90, (count, length)).astype("int32")
+    padding_mask = (np.arange(length) < rng.integers(3, length + 1, (count, 1))).astype("int32")
+    return {"token_ids": token_ids * padding_mask, "padding_mask": padding_mask}
+
+
+def student_sentence(distiller, batch):
+    return keras.ops.convert_to_numpy(distiller(batch)["student_sentence"])
+
+
+def test_quantization_aware_distillation_trains_the_float_kernels_through_int4(tmp_path):
+    teacher, student = make_pair()
+    # Every transformer kernel (q, k, v, attention output, two feed-forward) of both layers.
+    assert len(quantized_layers(student, RECIPE)) == 12
+    distiller = EmbeddingDistiller(teacher, student, quantize_transformer=RECIPE)
+    plain = EmbeddingDistiller(teacher, student)
+    probe = token_batches(8, seed=3)
+    with fake_quantized(student, RECIPE):
+        want = student_sentence(plain, probe)
+    # The distiller sees the rounded kernels; the plain one the float kernels.
+    np.testing.assert_allclose(student_sentence(distiller, probe), want, atol=1e-5)
+    assert not np.allclose(student_sentence(plain, probe), want, atol=1e-4)
+
+    kernel = student.get_layer("transformer_layer_0")._self_attention_layer._query_dense._kernel
+    before = keras.ops.convert_to_numpy(kernel).copy()
+    distiller.compile(learning_rate=1e-3, embedding_learning_rate=2e-3)
+    history = distiller.fit(token_batches(256), batch_size=32, epochs=3, verbose=0).history
+    assert history["loss"][-1] < history["loss"][0], history["loss"]
+    after = keras.ops.convert_to_numpy(kernel)
+    # The float kernel moved, and by less than one int4 step in most places
+    # (the straight-through gradient, not a projection onto the grid).
+    assert not np.allclose(after, before)
+    assert not np.allclose(after, reference_round(after, 4, 32, (0,)), atol=1e-6)
+    # The student itself is plain and float; it saves and loads as such.
+    assert all(type(layer).__module__.startswith("keras") for layer in student._flatten_layers())
+    path = tmp_path / "student.keras"
+    student.save(path)
+    loaded = keras.saving.load_model(path)
+    np.testing.assert_array_equal(
+        keras.ops.convert_to_numpy(loaded.get_layer("transformer_layer_0")
+                                   ._self_attention_layer._query_dense._kernel), after)
+    config = distiller.get_config()
+    assert config["quantize_transformer"] == RECIPE
+    assert EmbeddingDistiller.from_config(config).quantize_transformer == RECIPE
+
+
+def test_the_trained_student_matches_its_int4_file(tmp_path):
+    """Fake-quantized forward on this backend == the exported int4 file (exported in
+    a TensorFlow process on JAX)."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    from keras_subembed.export import export_tflite
+
+    teacher, student = make_pair()
+    distiller = EmbeddingDistiller(teacher, student, quantize_transformer=RECIPE)
+    distiller.compile(learning_rate=1e-3)
+    distiller.fit(token_batches(64), batch_size=32, epochs=1, verbose=0)
+    student.save(tmp_path / "student.keras")
+    report = export_tflite(tmp_path / "student.keras", tmp_path / "student.tflite",
+                           quantization=RECIPE, sequence_lengths=(16,))
+    batch = token_batches(4, seed=5)
+    inputs = {**batch, "segment_ids": np.zeros_like(batch["token_ids"])}
+    runner = Interpreter(model_path=str(tmp_path / "student.tflite")).get_signature_runner()
+    got = runner(**inputs)["sequence_output"]
+    with fake_quantized(student, RECIPE):
+        want = keras.ops.convert_to_numpy(student(inputs)["sequence_output"])
+    float_error = np.abs(keras.ops.convert_to_numpy(student(inputs)["sequence_output"]) - got).max()
+    # Dynamic recipes also round activations to int8 at run time: a small
+    # error beside the weights' own (the float model is 10x farther).
+    error = np.abs(got - want).max()
+    assert error < 0.1 * float_error and error < 0.05, (error, float_error)
+    assert report.max_abs_error <= report.tolerance
+
+
+def test_an_unknown_recipe_is_named_with_the_valid_ones():
+    teacher, student = make_pair()
+    with pytest.raises(ValueError, match=r"`quantize_transformer` must be one of the weight "
+                       r"quantization recipes int4_blockwise32_dynamic, .*"
+                       r"Received: quantize_transformer='int3'"):
+        EmbeddingDistiller(teacher, student, quantize_transformer="int3")
+    assert set(RECIPES) >= {"int8_weight_only", "int4_weight_only", "int4_dynamic", RECIPE}
