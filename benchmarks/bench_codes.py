@@ -39,7 +39,6 @@ from keras_subembed import evaluation  # noqa: E402
 from keras_subembed.assignment import reconstruction_quality  # noqa: E402
 from keras_subembed.assignment.code_space import check_rows_per_table  # noqa: E402
 from keras_subembed.layers import SubEmbedding  # noqa: E402
-from keras_subembed.models import SentenceEncoder  # noqa: E402
 
 ASSIGNMENTS = ("digits", "random", "clustered", "product")
 COLORS = {"digits": "tab:gray", "random": "tab:orange", "clustered": "tab:green",
@@ -88,16 +87,15 @@ def main(argv=None):
     output = pathlib.Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
     job_args = compress_minilm.parse_args(["--seed", str(args.seed)])
-    preset = datasets.minilm_preset_dir()
-    teacher = SentenceEncoder.from_preset(preset, sequence_length=compress_minilm.EVAL_SEQUENCE_LENGTH)
+    teacher = compress_minilm.load_teacher(datasets.minilm_preset_dir())
     data = compress_minilm.load_data(job_args)
     sets = {name: compress_minilm.Tokenized(data[name], teacher.preprocessor)
             for name in ("in_domain", "out_of_domain")}
     # One XLA program per batch shape, reused for every setting: only the
-    # token table's values change between settings.
-    encode = tf.function(
-        lambda ids, mask: teacher({"token_ids": ids, "padding_mask": mask}, training=False)["embedding"],
-        jit_compile=True)
+    # token table's values change between settings. One trace with dynamic
+    # shapes (reduce_retracing), not one per batch length: XLA still compiles per shape.
+    encode = tf.function(compress_minilm.keras_runner(teacher), jit_compile=True,
+                         reduce_retracing=True)
 
     def run(ids, mask):
         return encode(tf.constant(ids), tf.constant(mask))

