@@ -207,9 +207,13 @@ class Tokenized:
 
 def keras_runner(embedder):
     """`(token_ids, padding_mask) -> vectors`; a single sentence is segment 0 throughout."""
-    return lambda ids, mask: embedder(
-        {"token_ids": ids, "padding_mask": mask, "segment_ids": keras.ops.zeros_like(ids)},
-        training=False)
+
+    def run(ids, mask):
+        ids, mask = keras.ops.convert_to_tensor(ids), keras.ops.convert_to_tensor(mask)
+        inputs = {"token_ids": ids, "padding_mask": mask, "segment_ids": keras.ops.zeros_like(ids)}
+        return embedder(inputs, training=False)
+
+    return run
 
 
 def tflite_runner(path):
