@@ -37,3 +37,27 @@ def test_a_compressed_bert_text_embedder_exports_verified_with_dynamic_length(
     want = np.asarray(small.encode_text(TEXTS, verbose=0))
     # The segment ids left out of the signature are zeros, as for one sentence.
     np.testing.assert_allclose(got, want, atol=1e-5 if quantization is None else 0.1)
+
+
+def test_exporting_many_models_logs_no_retracing_warning(tmp_path):
+    """Verification calls Keras eagerly: no tf.function traced per sample length and
+    model, which made TensorFlow warn "triggered tf.function retracing" (issue 18)."""
+    import logging
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            messages.append(record.getMessage())
+
+    messages, handler = [], Collect()
+    logger = logging.getLogger("tensorflow")
+    logger.addHandler(handler)
+    try:
+        small = keras_subembed.compress(make_bert_embedder("mean"), "sub", SUB)
+        for index in range(3):
+            for quantization in (None, "dynamic"):
+                report = export_tflite(small, tmp_path / f"{index}.{quantization}.tflite",
+                                       quantization=quantization)
+                assert report.verified_sequence_lengths == (16, 24)
+    finally:
+        logger.removeHandler(handler)
+    assert not [message for message in messages if "retracing" in message]
