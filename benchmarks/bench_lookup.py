@@ -7,7 +7,11 @@ Lookup: token ids of shape (batch, sequence) -> vectors, for each vocabulary
 size, timing
   * forward: the lookup alone;
   * train step: forward, backward and an SGD update of the embedding weights
-    (SGD, so the dense table gets the cheapest possible sparse update);
+    (SGD, so the dense table gets the cheapest possible sparse update); the
+    loss is the mean square of the vectors, or with `--consumer dense` of the
+    vectors times a fixed d x d matrix, as when a model's first layer reads
+    them (the compiler must then store the vectors: it cannot fuse the lookup
+    into the loss's reduction);
 each with and without XLA (`jit_compile=True`; with `--backend jax`, only
 `jax.jit`, and the train step is `jax.value_and_grad` over Keras'
 `stateless_call` plus the optimizer's `stateless_apply`). Tokens/s are medians of
@@ -27,9 +31,14 @@ With `--backend jax` every row also records XLA's compiled temporary memory
 (`jax.jit(f).lower(...).compile().memory_analysis().temp_size_in_bytes`), and
 the script imports no TensorFlow (it runs on a CUDA JAX machine without it).
 `--temp-only` compiles each function and records its temp memory without
-timing it (batches too large to run on a small CPU).
+timing it (batches too large to run on a small CPU). `--gpu-target SPEC.txtpb`
+(with `--temp-only`) compiles for the CUDA GPU that XLA GpuTargetConfig
+textproto describes, without a GPU ("deviceless" ahead-of-time compilation:
+needs the `jax-cuda12-plugin` and `jax-cuda12-pjrt` wheels of the installed
+jaxlib, no CUDA driver), so the temp memory is the GPU compiler's.
 
-    python benchmarks/bench_lookup.py [--backend jax] [--quick] [--temp-only] [--output results.json]
+    python benchmarks/bench_lookup.py [--backend jax] [--quick] [--temp-only]
+        [--gpu-target benchmarks/gpu_specs/h100_sxm.txtpb] [--output results.json]
 """
 
 import argparse
@@ -56,6 +65,8 @@ from keras_subembed import layers  # noqa: E402
 from keras_subembed.layers import SubEmbedding  # noqa: E402
 
 WIDTH = 512
+# A compile-only CUDA device (`--gpu-target`): functions are lowered for it, never run.
+TARGET_DEVICE = None
 
 
 def make_layer(name, vocab):
@@ -72,6 +83,32 @@ def make_layer(name, vocab):
     return SubEmbedding(vocab, WIDTH, num_tables=num_tables, assignment=assignment, seed=0)
 
 
+def for_target(tree):
+    """The arrays as shapes placed on TARGET_DEVICE, to lower for it; unchanged without one."""
+    if TARGET_DEVICE is None:
+        return tree
+    import jax
+
+    sharding = jax.sharding.SingleDeviceSharding(TARGET_DEVICE)
+    return jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding), tree)
+
+
+def compile_only_gpu(spec_path):
+    """The device of a one-GPU CUDA topology described by a GpuTargetConfig textproto."""
+    from jax.experimental import topologies
+
+    with open(spec_path) as handle:
+        target_config = handle.read()
+    try:
+        topology = topologies.get_topology_desc(
+            platform="cuda", topology="1x1x1", target_config=target_config)
+    except NotImplementedError as error:
+        raise SystemExit(
+            "--gpu-target needs JAX's CUDA plugin: pip install the jax-cuda12-plugin and "
+            f"jax-cuda12-pjrt wheels of the installed jaxlib ({error})") from None
+    return topology.devices[0]
+
+
 def temp_bytes(function, arguments):
     """XLA's compiled temporary memory of a jitted JAX function, or None."""
     if BACKEND != "jax":
@@ -79,7 +116,7 @@ def temp_bytes(function, arguments):
     lowered = getattr(function, "lower", None)
     if lowered is None:
         return None
-    analysis = lowered(*arguments).compile().memory_analysis()
+    analysis = lowered(*for_target(arguments)).compile().memory_analysis()
     return None if analysis is None else analysis.temp_size_in_bytes
 
 
@@ -104,10 +141,19 @@ def compile_function(function, xla):
     return tf.function(function, jit_compile=xla)
 
 
-def tensorflow_train_step(layer, optimizer):
+def make_consumer(kind):
+    """What reads the vectors before the loss: nothing, or a fixed d x d matrix."""
+    if kind == "none":
+        return lambda vectors: vectors
+    projection = keras.ops.convert_to_tensor(
+        np.random.default_rng(1).normal(size=(WIDTH, WIDTH)) / np.sqrt(WIDTH), "float32")
+    return lambda vectors: keras.ops.matmul(vectors, projection)
+
+
+def tensorflow_train_step(layer, optimizer, consumer):
     def train_step(ids):
         with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(layer(ids)))
+            loss = tf.reduce_mean(tf.square(consumer(layer(ids))))
         grads = tape.gradient(loss, layer.trainable_weights)
         optimizer.apply(grads, layer.trainable_weights)
         return loss
@@ -115,7 +161,7 @@ def tensorflow_train_step(layer, optimizer):
     return tf.function(train_step, jit_compile=True), tf.function(train_step, jit_compile=False)
 
 
-def jax_train_step(layer, optimizer):
+def jax_train_step(layer, optimizer, consumer):
     """A jitted stateless step; the returned callable carries the state between calls."""
     import jax
 
@@ -124,7 +170,7 @@ def jax_train_step(layer, optimizer):
     def step(trainable, optimizer_state, ids):
         def loss_fn(trainable):
             vectors, _ = layer.stateless_call(trainable, non_trainable, ids)
-            return keras.ops.mean(keras.ops.square(vectors))
+            return keras.ops.mean(keras.ops.square(consumer(vectors)))
 
         loss, grads = jax.value_and_grad(loss_fn)(trainable)
         trainable, optimizer_state = optimizer.stateless_apply(optimizer_state, grads, trainable)
@@ -139,7 +185,7 @@ def jax_train_step(layer, optimizer):
         return loss
 
     # Lowered with the current state, so the temp memory is that of this step.
-    train_step.lower = lambda ids: step.lower(state[0], state[1], ids)
+    train_step.lower = lambda ids: step.lower(*for_target((state[0], state[1], ids)))
     return train_step
 
 
@@ -151,6 +197,7 @@ def lookup_rows(args):
             rng.integers(0, vocab, size=(args.batch, args.sequence)), "int32")
         tokens = args.batch * args.sequence
         baseline = {}
+        consumer = make_consumer(args.consumer)
         for name in args.layers:
             layer = make_layer(name, vocab)
             layer.build()
@@ -161,9 +208,9 @@ def lookup_rows(args):
                 return layer(ids)
 
             if BACKEND == "jax":
-                train_steps = {True: jax_train_step(layer, optimizer)}
+                train_steps = {True: jax_train_step(layer, optimizer, consumer)}
             else:
-                xla_step, graph_step = tensorflow_train_step(layer, optimizer)
+                xla_step, graph_step = tensorflow_train_step(layer, optimizer, consumer)
                 train_steps = {True: xla_step, False: graph_step}
 
             for xla in (True,) if BACKEND == "jax" else (False, True):
@@ -282,7 +329,8 @@ def mib(temp):
 
 def markdown(lookup, logits, args):
     lines = [f"Backend {BACKEND}. Lookup, d={WIDTH}, batch {args.batch}x{args.sequence}; tokens/s (median of "
-             f"{args.repeats} runs of {args.steps} calls); ratio vs Embedding in the same run; "
+             f"{args.repeats} runs of {args.steps} calls); train step consumer: {args.consumer}; "
+             "ratio vs Embedding in the same run; "
              "XLA temp memory (JAX only) in MiB.", "",
              "| V | layer | forward | ratio | forward XLA | ratio | train step | ratio | train step XLA | ratio "
              "| temp forward | temp train step |",
@@ -324,6 +372,12 @@ def main():
                                  "SubEmbedding K=3 random"])
     parser.add_argument("--temp-only", action="store_true",
                         help="JAX: record XLA temp memory only, without timing (large batches)")
+    parser.add_argument("--gpu-target", metavar="SPEC_TXTPB",
+                        help="with --temp-only: compile for the CUDA GPU this XLA GpuTargetConfig "
+                             "textproto describes, without a GPU (needs the jax-cuda12-plugin wheels)")
+    parser.add_argument("--consumer", choices=["none", "dense"], default="none",
+                        help="train step: the loss reads the vectors directly, or through a fixed "
+                             "d x d matrix as a model's first layer would")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
     parser.add_argument("--part", choices=["all", "lookup", "logits"], default="all")
     parser.add_argument("--output", help="write the rows as JSON here")
@@ -334,11 +388,18 @@ def main():
         args.steps, args.repeats, args.positions = 2, 2, 64
     if args.temp_only and BACKEND != "jax":
         parser.error("--temp-only reads XLA's memory analysis: it needs --backend jax")
+    if args.gpu_target and not args.temp_only:
+        parser.error("--gpu-target compiles without running: it needs --temp-only")
     if BACKEND == "jax":
         import jax
 
         # e.g. "cpu: TFRT_CPU_0" or "gpu: NVIDIA H100 80GB HBM3"
         devices = [f"{d.platform}: {d.device_kind}" for d in jax.devices()]
+        if args.gpu_target:
+            global TARGET_DEVICE
+            TARGET_DEVICE = compile_only_gpu(args.gpu_target)
+            devices = [f"compiled for (not run on) {TARGET_DEVICE.platform}: "
+                       f"{TARGET_DEVICE.device_kind}"]
         version = f"JAX {jax.__version__}"
     else:
         devices = [d.device_type for d in tf.config.list_physical_devices()]

@@ -30,3 +30,38 @@ def column_gathers_are_fast():
         return bool(control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()))
     except (ImportError, AttributeError):
         return False
+
+
+
+def zero_padded_sum(parts):
+    """The concatenation of `parts` along the last axis, as a sum of each part zero-padded to the full width."""
+    total_width = sum(part.shape[-1] for part in parts)
+    no_padding = [(0, 0)] * (len(parts[0].shape) - 1)
+    total, start = None, 0
+    for part in parts:
+        end = start + part.shape[-1]
+        padded = keras.ops.pad(part, no_padding + [(start, total_width - end)])
+        total = padded if total is None else total + padded
+        start = end
+    return total
+
+
+def side_by_side(parts):
+    """`ops.concatenate(parts, axis=-1)`, laid out for XLA's GPU fusion where JAX compiles for a GPU.
+
+    Compiled for an H100 (deviceless, benchmarks/RESULTS.md), XLA stores the
+    whole concatenation of three gathered sub-vectors (256 MiB at 256 x 512
+    tokens, d=512) when several ops consume it, where each part zero-padded to
+    the full width and summed fuses into its consumers. On a CPU the padded
+    sum is up to 1.4x slower, so CPUs and TensorFlow keep the concatenation.
+    Values are equal: every position holds one part's value plus zeros.
+    """
+    if keras.backend.backend() != "jax":
+        return keras.ops.concatenate(parts, axis=-1)
+    import jax
+
+    return jax.lax.platform_dependent(
+        *parts,
+        cpu=lambda *cpu_parts: keras.ops.concatenate(cpu_parts, axis=-1),
+        default=lambda *gpu_parts: zero_padded_sum(gpu_parts),
+    )

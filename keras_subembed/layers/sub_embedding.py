@@ -31,6 +31,7 @@ from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.compressed_embedding import hide_from_constant_folding
 from keras_subembed.layers.compressed_embedding import pretrained_sizes
 from keras_subembed.layers.gather_layout import column_gathers_are_fast
+from keras_subembed.layers.gather_layout import side_by_side
 
 _DEFAULT_NUM_TABLES = 3
 _ASSIGNMENTS = ("digits", "random", "explicit")
@@ -444,7 +445,7 @@ class SubEmbedding(CompressedEmbedding):
         parts = [
             ops.take(table, column, axis=0) for table, column in zip(self.sub_tables, codes)
         ]
-        return ops.concatenate(parts, axis=-1)
+        return side_by_side(parts)
 
     def sub_scores(self, hidden):
         """Scores `(..., M)` of each width-chunk of `hidden` against its table."""

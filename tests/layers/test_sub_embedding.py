@@ -9,6 +9,7 @@ from keras_subembed.assignment import pack_codes
 from keras_subembed.assignment import product_codes
 from keras_subembed.assignment import unpack_codes
 from keras_subembed.layers import SubEmbedding
+from keras_subembed.layers import gather_layout
 from keras_subembed.layers import sub_embedding
 from tests.layers.layer_contract import assert_compiled_matches_eager
 from tests.layers.layer_contract import assert_float32_close
@@ -211,6 +212,20 @@ def test_stored_code_logits_equal_dense_product_in_both_layouts(variant, along_c
         logits = np.asarray(function(hidden))
         assert logits.shape == (2, 5, VOCAB)
         assert_float32_close(logits, expected, width)
+
+
+@pytest.mark.parametrize("variant", ["digits_reserved", "random", "uneven_widths", "packed_2bit"])
+def test_gpu_layout_of_the_lookup_equals_the_concatenation(variant, monkeypatch):
+    # Where JAX compiles for a GPU, the sub-vectors are zero-padded and summed
+    # instead of concatenated (`side_by_side`); run that layout here: the
+    # vectors must be the concatenation's, eager and compiled.
+    monkeypatch.setattr(sub_embedding, "side_by_side", gather_layout.zero_padded_sum)
+    layer = make_layer(variant)
+    layer.build()
+    ids = np.random.default_rng(2).integers(0, VOCAB, size=(3, 7)).astype("int32")
+    expected = numpy_lookup(layer, ids)
+    for function in (layer, compiled(lambda ids: layer(ids))):
+        np.testing.assert_array_equal(np.asarray(function(ids)), expected)
 
 
 @pytest.mark.parametrize("variant", ["digits_reserved", "random"])
