@@ -182,29 +182,39 @@ class CompressedBackbone(keras_hub.models.Backbone):
             (`keras.saving.serialize_keras_object(backbone)`): it describes
             the architecture only; no weights are read from it.
         token_embedding: the new token-embedding layer (or its config).
+        embedding_projection: optional `keras.layers.Dense` after a token
+            embedding narrower than the model (ALBERT-style; RoBERTa-like
+            backbones only, see `PositionalTokenEmbedding`).
     """
 
-    def __init__(self, backbone, token_embedding, dtype=None, **kwargs):
-        if isinstance(token_embedding, dict):
-            token_embedding = keras.layers.deserialize(token_embedding)
+    def __init__(self, backbone, token_embedding, embedding_projection=None, dtype=None, **kwargs):
+        token_embedding, embedding_projection = (
+            keras.layers.deserialize(layer) if isinstance(layer, dict) else layer
+            for layer in (token_embedding, embedding_projection)
+        )
         source = keras.saving.deserialize_keras_object(backbone)
         node = _embedding_node(source)
         if node is source.token_embedding:
+            if embedding_projection is not None:
+                raise ValueError(
+                    "`embedding_projection` needs a backbone whose positions are added "
+                    f"with the tokens (RoBERTa-like); a {type(source).__name__} has none."
+                )
             replacement = token_embedding
         else:
             replacement = PositionalTokenEmbedding(
                 token_embedding,
                 _fresh_copy(node.position_embedding),
+                projection=embedding_projection,
                 dtype=node.dtype_policy,
                 name=node.name,
             )
         width = source.token_embedding.output_dim
-        if token_embedding.input_dim != source.token_embedding.input_dim or (
-            token_embedding.output_dim != width
-        ):
+        output_dim = getattr(embedding_projection, "units", token_embedding.output_dim)
+        if token_embedding.input_dim != source.token_embedding.input_dim or output_dim != width:
             raise ValueError(
                 f"`token_embedding` maps {token_embedding.input_dim} ids to width "
-                f"{token_embedding.output_dim}; the {type(source).__name__} needs "
+                f"{output_dim}; the {type(source).__name__} needs "
                 f"{source.token_embedding.input_dim} ids and width {width}."
             )
         # Fresh layers (not the source's): each is then called once, in this
@@ -229,6 +239,7 @@ class CompressedBackbone(keras_hub.models.Backbone):
             if hasattr(source, attribute):
                 setattr(self, attribute, getattr(source, attribute))
         self.token_embedding = token_embedding
+        self.embedding_projection = embedding_projection
         self.source_backbone = backbone
 
     def get_config(self):
@@ -239,6 +250,8 @@ class CompressedBackbone(keras_hub.models.Backbone):
                 "token_embedding": keras.layers.serialize(self.token_embedding),
             }
         )
+        if self.embedding_projection is not None:
+            config["embedding_projection"] = keras.layers.serialize(self.embedding_projection)
         return config
 
 
