@@ -171,6 +171,8 @@ def test_from_backbone_copies_a_keras_hub_roberta_exactly():
     inputs = {"token_ids": np.random.default_rng(0).integers(0, VOCAB, (2, 9)).astype("int32"),
               "padding_mask": np.ones((2, 9), "int32")}
     dense = CompressedRobertaBackbone.from_backbone(roberta, embedding="embedding")
+    # keras-hub's graph, rebuilt by CompressedBackbone: the same layers by name.
+    assert [layer.name for layer in dense.layers] == [layer.name for layer in roberta.layers]
     # The same layers and weights: only op fusion may differ (sums of hidden and
     # intermediate width per layer, and the attention's over the sequence).
     sums = SMALL["hidden_dim"] + SMALL["intermediate_dim"] + 9
