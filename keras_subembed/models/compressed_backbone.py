@@ -194,28 +194,31 @@ class CompressedBackbone(keras_hub.models.Backbone):
         )
         source = keras.saving.deserialize_keras_object(backbone)
         node = _embedding_node(source)
-        if node is source.token_embedding:
-            if embedding_projection is not None:
+        width, output_dim = source.token_embedding.output_dim, token_embedding.output_dim
+        if embedding_projection is not None:
+            if node is source.token_embedding:
                 raise ValueError(
                     "`embedding_projection` needs a backbone whose positions are added "
                     f"with the tokens (RoBERTa-like); a {type(source).__name__} has none."
                 )
-            replacement = token_embedding
-        else:
+            width = node.compute_output_shape((None, None))[-1]
+            output_dim = embedding_projection.units
+        elif getattr(node, "projection", None) is not None:
+            embedding_projection = _fresh_copy(node.projection)  # kept, as the positions are
+        if token_embedding.input_dim != source.token_embedding.input_dim or output_dim != width:
+            raise ValueError(
+                f"`token_embedding` maps {token_embedding.input_dim} ids to width "
+                f"{output_dim}; the {type(source).__name__} needs "
+                f"{source.token_embedding.input_dim} ids and width {width}."
+            )
+        replacement = token_embedding
+        if node is not source.token_embedding:
             replacement = PositionalTokenEmbedding(
                 token_embedding,
                 _fresh_copy(node.position_embedding),
                 projection=embedding_projection,
                 dtype=node.dtype_policy,
                 name=node.name,
-            )
-        width = source.token_embedding.output_dim
-        output_dim = getattr(embedding_projection, "units", token_embedding.output_dim)
-        if token_embedding.input_dim != source.token_embedding.input_dim or output_dim != width:
-            raise ValueError(
-                f"`token_embedding` maps {token_embedding.input_dim} ids to width "
-                f"{output_dim}; the {type(source).__name__} needs "
-                f"{source.token_embedding.input_dim} ids and width {width}."
             )
         # Fresh layers (not the source's): each is then called once, in this
         # graph only, so `layer.output` stays unambiguous (distillation reads

@@ -159,7 +159,13 @@ class CompressedRobertaBackbone(CompressedBackbone):
             "registered_name": keras.saving.get_registered_name(keras_hub.models.RobertaBackbone),
             "config": {**roberta, "dropout": dropout, "dtype": dtype},
         }
-        super().__init__(source, token_embedding, projection, dtype=dtype, **kwargs)
+        super().__init__(
+            backbone=source,
+            token_embedding=token_embedding,
+            embedding_projection=projection,
+            dtype=dtype,
+            **kwargs,
+        )
 
     @property
     def position_embedding(self):
@@ -218,43 +224,29 @@ class CompressedRobertaBackbone(CompressedBackbone):
                 dtype=backbone.dtype_policy,
                 verbose=verbose,
             )
-        config = {
-            name: getattr(backbone, name)
-            for name in (
-                "vocabulary_size",
-                "num_layers",
-                "num_heads",
-                "hidden_dim",
-                "intermediate_dim",
-                "dropout",
-                "max_sequence_length",
-            )
-        }
-        compressed = cls(embedding=embedding, **{**config, "dtype": backbone.dtype_policy, **kwargs})
+        config = {**_roberta_arguments(backbone), "dtype": backbone.dtype_policy, **kwargs}
+        compressed = cls(embedding=embedding, **config)
         copy_non_embedding_weights(backbone, compressed)
         return compressed
 
     def get_config(self):
         # The arguments above, not `CompressedBackbone`'s: files written by
         # keras_subembed 0.2.0 hold this config too.
-        config = keras_hub.models.Backbone.get_config(self)
-        config.update(
-            {
-                "vocabulary_size": self.vocabulary_size,
-                "num_layers": self.num_layers,
-                "num_heads": self.num_heads,
-                "hidden_dim": self.hidden_dim,
-                "intermediate_dim": self.intermediate_dim,
-                "embedding": keras.layers.serialize(self.token_embedding),
-                "dropout": self.dropout,
-                "max_sequence_length": self.max_sequence_length,
-            }
-        )
-        return config
+        return {
+            **keras_hub.models.Backbone.get_config(self),
+            **_roberta_arguments(self),
+            "embedding": keras.layers.serialize(self.token_embedding),
+        }
 
     def load_own_variables(self, store):
         super().load_own_variables(store)
         _read_legacy_layout(store, self.token_embedding)
+
+
+def _roberta_arguments(backbone):
+    """The `RobertaBackbone` arguments of `backbone`, `dtype` aside."""
+    names = ("vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim")
+    return {name: getattr(backbone, name) for name in (*names, "dropout", "max_sequence_length")}
 
 
 # keras_subembed 0.2.0 built this graph itself, with the token embedding, its
