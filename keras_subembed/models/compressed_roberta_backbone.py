@@ -3,7 +3,7 @@
 import keras
 import keras_hub
 import numpy as np
-from keras.src.utils import naming
+from keras.src.utils import naming  # how Keras names a layer's place in a saved file
 
 from keras_subembed.checks import check_positive_int
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
@@ -239,6 +239,8 @@ class CompressedRobertaBackbone(CompressedBackbone):
         }
 
     def load_own_variables(self, store):
+        # Keras loads a model's own variables before its layers': the
+        # 0.2.0 fallback below is in place when they are read.
         super().load_own_variables(store)
         _read_legacy_layout(store, self.token_embedding)
 
@@ -260,7 +262,7 @@ _NEW_PLACE = "layers/positional_token_embedding/"
 
 
 def _read_legacy_layout(store, token_embedding):
-    if not hasattr(store, "h5_file") or getattr(store, "_subembed_legacy_paths", False):
+    if not hasattr(store, "h5_file"):  # only .keras / .weights.h5 files
         return
     legacy = {
         "token_embedding": naming.to_snake_case(type(token_embedding).__name__),
@@ -280,4 +282,3 @@ def _read_legacy_layout(store, token_embedding):
         return get(path)
 
     store.get = get_at_legacy_place
-    store._subembed_legacy_paths = True
