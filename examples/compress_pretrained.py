@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 from keras_subembed.assignment import reconstruction_quality  # noqa: E402
 from keras_subembed.datasets import minilm_vocabulary  # noqa: E402
 from keras_subembed.datasets import minilm_word_embeddings  # noqa: E402
-from keras_subembed.datasets import word_similarity_spearman  # noqa: E402
+from keras_subembed.evaluation import table_word_similarity_spearman  # noqa: E402
 from keras_subembed.layers import SubEmbedding  # noqa: E402
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -33,7 +33,7 @@ BENCHMARKS = ("wordsim353", "simlex999")
 
 
 def correlations(table, vocabulary):
-    return {name: word_similarity_spearman(table, vocabulary, name)[0] for name in BENCHMARKS}
+    return {name: table_word_similarity_spearman(table, vocabulary, name)[0] for name in BENCHMARKS}
 
 
 def main():
@@ -47,7 +47,7 @@ def main():
     table = minilm_word_embeddings()
     vocabulary = minilm_vocabulary()
     reserved = tuple(vocabulary.index(token) for token in SPECIAL_TOKENS)
-    pair_counts = {name: word_similarity_spearman(table, vocabulary, name)[1] for name in BENCHMARKS}
+    pair_counts = {name: table_word_similarity_spearman(table, vocabulary, name)[1] for name in BENCHMARKS}
     print(f"MiniLM table {table.shape}, reserved ids {reserved}; pairs of single-token words: "
           + ", ".join(f"{name} {count}" for name, count in pair_counts.items()))
 

@@ -505,19 +505,20 @@ def word_similarity_pairs(name):
     return pairs
 
 
-def word_similarity_spearman(table, vocabulary, name):
-    """Spearman correlation of cosine similarities in `table` with human scores.
+def __getattr__(name):
+    # `word_similarity_spearman(table, vocabulary, name)` lived here in 0.2.0.
+    # It scores vectors, so it moved to `evaluation` (which reads its word
+    # pairs from here): the old name still works, with a warning.
+    if name == "word_similarity_spearman":
+        import warnings
 
-    Uses the pairs of `name` (`"wordsim353"` or `"simlex999"`) whose two words
-    are single tokens of `vocabulary` (the table's row order). Returns
-    `(rho, number_of_pairs)`. The same as
-    `keras_subembed.evaluation.word_similarity_spearman` with a table lookup.
-    """
-    # Imported here: evaluation reads its word pairs from this module.
-    from keras_subembed import evaluation
+        from keras_subembed.evaluation import table_word_similarity_spearman
 
-    table = np.asarray(table)
-    index = {token: i for i, token in enumerate(vocabulary)}
-    return evaluation.word_similarity_spearman(
-        lambda words: table[[index[word] for word in words]], name, vocabulary=index
-    )
+        warnings.warn(
+            "`keras_subembed.datasets.word_similarity_spearman` moved to "
+            "`keras_subembed.evaluation.table_word_similarity_spearman`.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return table_word_similarity_spearman
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,7 +8,8 @@ code scores a Keras model, a `.tflite` file or a table lookup:
 * `sentiment_accuracy(vectors, labels)`: cross-validated logistic regression.
 * `stratified_split(texts, labels)` and `topic_accuracy(...)`: logistic
   regression trained on some posts, scored on held-out ones.
-* `word_similarity_spearman(embed_words, name)`: WordSim-353 / SimLex-999.
+* `word_similarity_spearman(embed_words, name)`: WordSim-353 / SimLex-999;
+  `table_word_similarity_spearman(table, vocabulary, name)` for a table.
 * `pareto_front(points)` and `plot_quality_vs_size(rows, path)`: which
   settings are worth their file size.
 """
@@ -181,6 +182,21 @@ def word_similarity_spearman(embed_words, name, vocabulary=None):
         np.linalg.norm(first, axis=1) * np.linalg.norm(second, axis=1) + 1e-12
     )
     return float(spearmanr(cosine, [s for _, _, s in pairs]).statistic), len(pairs)
+
+
+def table_word_similarity_spearman(table, vocabulary, name):
+    """`word_similarity_spearman` of the rows of a `(V, d)` token table.
+
+    Scores the pairs of `name` whose two words are single tokens of
+    `vocabulary` (the table's row order). Returns `(rho, number_of_pairs)`.
+
+    >>> rho, pairs = table_word_similarity_spearman(table, vocabulary, "wordsim353")
+    """
+    table = np.asarray(table)
+    index = {token: i for i, token in enumerate(vocabulary)}
+    return word_similarity_spearman(
+        lambda words: table[[index[word] for word in words]], name, vocabulary=index
+    )
 
 
 def pareto_front(points):

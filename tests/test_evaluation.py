@@ -1,11 +1,17 @@
 import collections
 import importlib.util
+import os
+import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from keras_subembed import datasets
 from keras_subembed import evaluation
+
+ROOT = pathlib.Path(__file__).parents[1]
 
 needs_gensim = pytest.mark.skipif(
     importlib.util.find_spec("gensim") is None, reason="gensim's test data is not installed"
@@ -182,10 +188,22 @@ def test_word_similarity_spearman_of_a_perfect_embedding(name):
     rho, _ = evaluation.word_similarity_spearman(embed(reversed_), name, vocabulary=reversed_)
     assert rho == pytest.approx(-1.0)
 
-    # The table form in `datasets` scores the same pairs the same way.
+    # The table form scores the same pairs the same way; its 0.2.0 name in
+    # `datasets` still works, with a warning.
     vocabulary = sorted(perfect)
     table = np.stack([perfect[w] for w in vocabulary])
-    assert datasets.word_similarity_spearman(table, vocabulary, name) == (pytest.approx(1.0), 40)
+    assert evaluation.table_word_similarity_spearman(table, vocabulary, name) == (
+        pytest.approx(1.0), 40)
+    with pytest.warns(DeprecationWarning, match="moved to `keras_subembed.evaluation"):
+        old_name = datasets.word_similarity_spearman
+    assert old_name is evaluation.table_word_similarity_spearman
+
+
+def test_datasets_does_not_import_evaluation():
+    # evaluation reads datasets; the other way round would be an import circle.
+    code = ("import sys, keras_subembed.datasets; "
+            "assert 'keras_subembed.evaluation' not in sys.modules, sorted(sys.modules)")
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 @needs_gensim

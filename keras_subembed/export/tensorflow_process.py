@@ -39,7 +39,7 @@ def live_model_error(function_name):
         f"`{function_name}` needs the TensorFlow backend to trace a live model; this "
         f"process runs Keras on {keras.backend.backend()!r}. To ship it, save it and "
         f"pass the file: `model.save('model.keras')`, then `{function_name}('model.keras', "
-        "...)` converts it in a TensorFlow subprocess (or run `python export/convert.py "
+        "...)` converts it in a TensorFlow subprocess (or run `python device/convert.py "
         "model.keras --tflite model.tflite`)."
     )
 

@@ -179,30 +179,43 @@ class CompressedBackbone(keras_hub.models.Backbone):
             (`keras.saving.serialize_keras_object(backbone)`): it describes
             the architecture only; no weights are read from it.
         token_embedding: the new token-embedding layer (or its config).
+        embedding_projection: optional `keras.layers.Dense` after a token
+            embedding narrower than the model (ALBERT-style; RoBERTa-like
+            backbones only, see `PositionalTokenEmbedding`).
     """
 
-    def __init__(self, backbone, token_embedding, dtype=None, **kwargs):
-        if isinstance(token_embedding, dict):
-            token_embedding = keras.layers.deserialize(token_embedding)
+    def __init__(self, backbone, token_embedding, embedding_projection=None, dtype=None, **kwargs):
+        token_embedding, embedding_projection = (
+            keras.layers.deserialize(layer) if isinstance(layer, dict) else layer
+            for layer in (token_embedding, embedding_projection)
+        )
         source = keras.saving.deserialize_keras_object(backbone)
         node = _embedding_node(source)
-        if node is source.token_embedding:
-            replacement = token_embedding
-        else:
+        width, output_dim = source.token_embedding.output_dim, token_embedding.output_dim
+        if embedding_projection is not None:
+            if node is source.token_embedding:
+                raise ValueError(
+                    "`embedding_projection` needs a backbone whose positions are added "
+                    f"with the tokens (RoBERTa-like); a {type(source).__name__} has none."
+                )
+            width = node.compute_output_shape((None, None))[-1]
+            output_dim = embedding_projection.units
+        elif getattr(node, "projection", None) is not None:
+            embedding_projection = _fresh_copy(node.projection)  # kept, as the positions are
+        if token_embedding.input_dim != source.token_embedding.input_dim or output_dim != width:
+            raise ValueError(
+                f"`token_embedding` maps {token_embedding.input_dim} ids to width "
+                f"{output_dim}; the {type(source).__name__} needs "
+                f"{source.token_embedding.input_dim} ids and width {width}."
+            )
+        replacement = token_embedding
+        if node is not source.token_embedding:
             replacement = PositionalTokenEmbedding(
                 token_embedding,
                 _fresh_copy(node.position_embedding),
+                projection=embedding_projection,
                 dtype=node.dtype_policy,
                 name=node.name,
-            )
-        width = source.token_embedding.output_dim
-        if token_embedding.input_dim != source.token_embedding.input_dim or (
-            token_embedding.output_dim != width
-        ):
-            raise ValueError(
-                f"`token_embedding` maps {token_embedding.input_dim} ids to width "
-                f"{token_embedding.output_dim}; the {type(source).__name__} needs "
-                f"{source.token_embedding.input_dim} ids and width {width}."
             )
         # Fresh layers (not the source's): each is then called once, in this
         # graph only, so `layer.output` stays unambiguous (distillation reads
@@ -226,6 +239,7 @@ class CompressedBackbone(keras_hub.models.Backbone):
             if hasattr(source, attribute):
                 setattr(self, attribute, getattr(source, attribute))
         self.token_embedding = token_embedding
+        self.embedding_projection = embedding_projection
         self.source_backbone = backbone
 
     def get_config(self):
@@ -236,6 +250,8 @@ class CompressedBackbone(keras_hub.models.Backbone):
                 "token_embedding": keras.layers.serialize(self.token_embedding),
             }
         )
+        if self.embedding_projection is not None:
+            config["embedding_projection"] = keras.layers.serialize(self.embedding_projection)
         return config
 
 

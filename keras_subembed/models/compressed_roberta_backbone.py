@@ -1,19 +1,19 @@
-"""A RoBERTa-style encoder on keras-hub whose token embedding is compressed."""
+"""keras-hub's RoBERTa encoder with a token embedding of your choice."""
 
 import keras
 import keras_hub
 import numpy as np
+from keras.src.utils import naming  # how Keras names a layer's place in a saved file
 
 from keras_subembed.checks import check_positive_int
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.embedding_kinds import EMBEDDING_KINDS
 from keras_subembed.layers.embedding_kinds import embedding_kind_name
 from keras_subembed.layers.embedding_kinds import make_embedding
+from keras_subembed.models.compressed_backbone import CompressedBackbone
 from keras_subembed.models.compressed_backbone import copy_non_embedding_weights
 from keras_subembed.models.compressed_backbone import dense_table
 from keras_subembed.models.compressed_backbone import pretrained_token_embedding
-
-
 
 # Layers with `call(hidden, reverse=True)`; keras-hub's own backbones now build
 # Keras' ReversibleEmbedding, older ones keras-hub's.
@@ -22,12 +22,6 @@ TIED_LOGIT_LAYERS = (
     keras_hub.layers.ReversibleEmbedding,
     keras.layers.ReversibleEmbedding,
 )
-
-
-def roberta_kernel_initializer(stddev=0.02):
-    return keras.initializers.TruncatedNormal(stddev=stddev)
-
-
 
 
 def make_token_embedding(embedding, vocabulary_size, hidden_dim, embedding_kwargs=None, dtype=None):
@@ -71,18 +65,17 @@ def make_token_embedding(embedding, vocabulary_size, hidden_dim, embedding_kwarg
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")
-class CompressedRobertaBackbone(keras_hub.models.Backbone):
-    """RoBERTa encoder (keras-hub layers) with a token embedding of your choice.
+class CompressedRobertaBackbone(CompressedBackbone):
+    """keras-hub's `RobertaBackbone` with a token embedding of your choice.
 
-    Built like `keras_hub.models.RobertaBackbone`: token embedding, learned
-    position embedding, layer norm, dropout and `num_layers` keras-hub
-    `TransformerEncoder` blocks, with inputs `token_ids` and `padding_mask`
-    and output the final hidden states `(batch, sequence, hidden_dim)`. The
-    token embedding is `embedding` -- a layer, a serialized layer config or
-    a short name (`"embedding"`, `"sub"`, `"alone"`, `"define"`) built with
-    `embedding_kwargs`. When its `output_dim` differs from `hidden_dim`, a
-    dense projection follows it (as in ALBERT). Position embeddings stay
-    dense, as in the papers.
+    The `RobertaBackbone` these arguments describe, rebuilt by
+    `CompressedBackbone` with its dense token table replaced by `embedding`
+    -- a layer, a serialized layer config or a short name (`"embedding"`,
+    `"sub"`, `"alone"`, `"define"`) built with `embedding_kwargs`. Inputs
+    `token_ids` and `padding_mask`; output the final hidden states `(batch,
+    sequence, hidden_dim)`. When the embedding's `output_dim` differs from
+    `hidden_dim`, a dense projection follows it (as in ALBERT). Position
+    embeddings stay dense, as in the papers.
 
     It works with keras-hub's `RobertaMaskedLM` (see
     `keras_subembed.models.CompressedRobertaMaskedLM`), whose `MaskedLMHead`
@@ -124,83 +117,56 @@ class CompressedRobertaBackbone(keras_hub.models.Backbone):
         dtype=None,
         **kwargs,
     ):
-        vocabulary_size = check_positive_int("vocabulary_size", vocabulary_size)
-        num_layers = check_positive_int("num_layers", num_layers)
-        num_heads = check_positive_int("num_heads", num_heads)
-        hidden_dim = check_positive_int("hidden_dim", hidden_dim)
-        intermediate_dim = check_positive_int("intermediate_dim", intermediate_dim)
-        max_sequence_length = check_positive_int("max_sequence_length", max_sequence_length)
+        roberta = {
+            name: check_positive_int(name, value)
+            for name, value in (
+                ("vocabulary_size", vocabulary_size),
+                ("num_layers", num_layers),
+                ("num_heads", num_heads),
+                ("hidden_dim", hidden_dim),
+                ("intermediate_dim", intermediate_dim),
+                ("max_sequence_length", max_sequence_length),
+            )
+        }
         if hidden_dim % num_heads:
             raise ValueError(
                 f"`hidden_dim` must be divisible by `num_heads`. Received: "
                 f"hidden_dim={hidden_dim}, num_heads={num_heads}"
             )
-        # === Layers ===
-        self.token_embedding = make_token_embedding(
+        token_embedding = make_token_embedding(
             embedding, vocabulary_size, hidden_dim, embedding_kwargs, dtype=dtype
         )
-        self.embedding_projection = None
-        if self.token_embedding.output_dim != hidden_dim:
-            self.embedding_projection = keras.layers.Dense(
+        projection = None
+        if token_embedding.output_dim != hidden_dim:
+            projection = keras.layers.Dense(
                 hidden_dim,
-                kernel_initializer=roberta_kernel_initializer(),
+                kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
                 dtype=dtype,
                 name="embedding_projection",
             )
-        self.position_embedding = keras_hub.layers.PositionEmbedding(
-            sequence_length=max_sequence_length,
-            initializer=roberta_kernel_initializer(),
-            dtype=dtype,
-            name="position_embedding",
-        )
-        self.embeddings_add = keras.layers.Add(dtype=dtype, name="embeddings_add")
-        self.embeddings_layer_norm = keras.layers.LayerNormalization(
-            axis=-1, epsilon=1e-5, dtype=dtype, name="embeddings_layer_norm"
-        )
-        self.embeddings_dropout = keras.layers.Dropout(
-            dropout, dtype=dtype, name="embeddings_dropout"
-        )
-        self.transformer_layers = [
-            keras_hub.layers.TransformerEncoder(
-                num_heads=num_heads,
-                intermediate_dim=intermediate_dim,
-                activation="gelu",
-                dropout=dropout,
-                layer_norm_epsilon=1e-5,
-                kernel_initializer=roberta_kernel_initializer(),
-                dtype=dtype,
-                name=f"transformer_layer_{index}",
-            )
-            for index in range(num_layers)
-        ]
-
-        # === Functional Model ===
-        token_id_input = keras.Input(shape=(None,), dtype="int32", name="token_ids")
-        padding_mask_input = keras.Input(shape=(None,), dtype="int32", name="padding_mask")
-        tokens = self.token_embedding(token_id_input)
-        if self.embedding_projection is not None:
-            tokens = self.embedding_projection(tokens)
-        x = self.embeddings_add((tokens, self.position_embedding(tokens)))
-        x = self.embeddings_layer_norm(x)
-        x = self.embeddings_dropout(x)
-        for transformer_layer in self.transformer_layers:
-            x = transformer_layer(x, padding_mask=padding_mask_input)
+        source = {
+            "module": keras_hub.models.RobertaBackbone.__module__,
+            "class_name": "RobertaBackbone",
+            "registered_name": keras.saving.get_registered_name(keras_hub.models.RobertaBackbone),
+            "config": {**roberta, "dropout": dropout, "dtype": dtype},
+        }
         super().__init__(
-            inputs={"token_ids": token_id_input, "padding_mask": padding_mask_input},
-            outputs=x,
+            backbone=source,
+            token_embedding=token_embedding,
+            embedding_projection=projection,
             dtype=dtype,
             **kwargs,
         )
 
-        # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.max_sequence_length = max_sequence_length
-        self.start_token_index = 0
+    @property
+    def position_embedding(self):
+        """The dense learned positions (keras-hub's `PositionEmbedding`)."""
+        return self.get_layer("embeddings").position_embedding
+
+    @property
+    def transformer_layers(self):
+        """The `TransformerEncoder` blocks, as `RobertaBackbone.transformer_layers`."""
+        return [self.get_layer(f"transformer_layer_{index}") for index in range(self.num_layers)]
 
     @property
     def embedding_kind(self):
@@ -248,37 +214,61 @@ class CompressedRobertaBackbone(keras_hub.models.Backbone):
                 dtype=backbone.dtype_policy,
                 verbose=verbose,
             )
-        config = {
-            "vocabulary_size": backbone.vocabulary_size,
-            "num_layers": backbone.num_layers,
-            "num_heads": backbone.num_heads,
-            "hidden_dim": backbone.hidden_dim,
-            "intermediate_dim": backbone.intermediate_dim,
-            "dropout": backbone.dropout,
-            "max_sequence_length": backbone.max_sequence_length,
-            "dtype": backbone.dtype_policy,
-            **kwargs,
-        }
+        config = {**_roberta_arguments(backbone), "dtype": backbone.dtype_policy, **kwargs}
         compressed = cls(embedding=embedding, **config)
-        # keras-hub's RobertaBackbone keeps its positions inside `embeddings`
-        # (TokenAndPositionEmbedding); this class keeps them at the top.
-        copy_non_embedding_weights(
-            backbone, compressed, rename=lambda path: path.removeprefix("embeddings/")
-        )
+        copy_non_embedding_weights(backbone, compressed)
         return compressed
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "vocabulary_size": self.vocabulary_size,
-                "num_layers": self.num_layers,
-                "num_heads": self.num_heads,
-                "hidden_dim": self.hidden_dim,
-                "intermediate_dim": self.intermediate_dim,
-                "embedding": keras.layers.serialize(self.token_embedding),
-                "dropout": self.dropout,
-                "max_sequence_length": self.max_sequence_length,
-            }
-        )
-        return config
+        # The arguments above, not `CompressedBackbone`'s: files written by
+        # keras_subembed 0.2.0 hold this config too.
+        return {
+            **keras_hub.models.Backbone.get_config(self),
+            **_roberta_arguments(self),
+            "embedding": keras.layers.serialize(self.token_embedding),
+        }
+
+    def load_own_variables(self, store):
+        # Keras loads a model's own variables before its layers': the
+        # 0.2.0 fallback below is in place when they are read.
+        super().load_own_variables(store)
+        _read_legacy_layout(store, self.token_embedding)
+
+
+def _roberta_arguments(backbone):
+    """The `RobertaBackbone` arguments of `backbone`, `dtype` aside."""
+    names = ("vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim")
+    return {name: getattr(backbone, name) for name in (*names, "dropout", "max_sequence_length")}
+
+
+# keras_subembed 0.2.0 built this graph itself, with the token embedding, its
+# projection and the positions as top-level layers; this class keeps them in
+# keras-hub's `embeddings` layer (a `PositionalTokenEmbedding`). Keras reads a
+# saved weight from the path of its layer (class names in graph order), so a
+# 0.2.0 file has them elsewhere: a path missing from the file is looked up at
+# its 0.2.0 place. Keras hands one H5 store to every layer of a load, so the
+# lookup lasts the whole load.
+_NEW_PLACE = "layers/positional_token_embedding/"
+
+
+def _read_legacy_layout(store, token_embedding):
+    if not hasattr(store, "h5_file"):  # only .keras / .weights.h5 files
+        return
+    legacy = {
+        "token_embedding": naming.to_snake_case(type(token_embedding).__name__),
+        "projection": "dense",
+        "position_embedding": "position_embedding",
+    }
+    get = store.get
+
+    def get_at_legacy_place(path):
+        if _NEW_PLACE in path and path not in store.h5_file:
+            prefix, rest = path.split(_NEW_PLACE, 1)
+            attribute, _, inner = rest.partition("/")
+            if attribute in legacy:
+                old = f"{prefix}layers/{legacy[attribute]}" + (f"/{inner}" if inner else "")
+                if old in store.h5_file:
+                    path = old
+        return get(path)
+
+    store.get = get_at_legacy_place

@@ -1,4 +1,4 @@
-"""Masked-LM preprocessing with keras-hub's WordPiece tokenizer and mask generator."""
+"""keras-hub's WordPiece masked-LM preprocessing, with the inputs of a RoBERTa backbone."""
 
 import keras
 import keras_hub
@@ -8,10 +8,10 @@ from keras_subembed.models.compressed_roberta_backbone import CompressedRobertaB
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")
-class CompressedRobertaMaskedLMPreprocessor(keras_hub.models.MaskedLMPreprocessor):
+class CompressedRobertaMaskedLMPreprocessor(keras_hub.models.BertMaskedLMPreprocessor):
     """Raw strings -> `({token_ids, padding_mask, mask_positions}, mask_ids, weights)`.
 
-    keras-hub's `MaskedLMPreprocessor` with a WordPiece tokenizer
+    keras-hub's `BertMaskedLMPreprocessor`: a WordPiece tokenizer
     (`keras_hub.models.BertTokenizer`: `[CLS] ... [SEP]`, `[PAD]`, `[MASK]`)
     and keras-hub's `MaskedLMMaskGenerator` (15% of tokens selected; of
     those 80% masked, 10% random, 10% kept). It outputs exactly the inputs of
@@ -29,21 +29,20 @@ class CompressedRobertaMaskedLMPreprocessor(keras_hub.models.MaskedLMPreprocesso
     """
 
     backbone_cls = CompressedRobertaBackbone
-    tokenizer_cls = keras_hub.models.BertTokenizer
 
     @classmethod
     def from_vocabulary(cls, vocabulary=None, sequence_length=128, lowercase=True, **kwargs):
         """A preprocessor for `vocabulary` (a list of tokens or a file path).
 
         `None` uses the MiniLM vocabulary (`keras_subembed.datasets`).
-        `kwargs` go to `keras_hub.models.MaskedLMPreprocessor` (masking rates,
+        `kwargs` go to `keras_hub.models.BertMaskedLMPreprocessor` (masking rates,
         `mask_selection_length`, ...).
         """
         if vocabulary is None:
             from keras_subembed.datasets import minilm_vocabulary
 
             vocabulary = minilm_vocabulary()
-        tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocabulary, lowercase=lowercase)
+        tokenizer = cls.tokenizer_cls(vocabulary=vocabulary, lowercase=lowercase)
         return cls(tokenizer=tokenizer, sequence_length=sequence_length, **kwargs)
 
     # keras-hub runs `_call_tf` inside tf.data and `tf.function` (on every

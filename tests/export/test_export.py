@@ -207,7 +207,7 @@ def test_convert_command_and_litert_only_runner(saved_masked_lm, tmp_path, capsy
 
     # What an app runs: no TensorFlow, no Keras importable.
     blocker = "import sys; sys.modules.update(tensorflow=None, keras=None, keras_hub=None); "
-    runner = f"import runpy; sys.argv = {[str(ROOT / 'export' / 'run_tflite.py'), str(tflite), 'the police [MASK] was closed', '--runs', '3']!r}; runpy.run_path(sys.argv[0], run_name='__main__')"
+    runner = f"import runpy; sys.argv = {[str(ROOT / 'device' / 'run_tflite.py'), str(tflite), 'the police [MASK] was closed', '--runs', '3']!r}; runpy.run_path(sys.argv[0], run_name='__main__')"
     result = subprocess.run([sys.executable, "-c", blocker + runner], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "tokens: [CLS] the police [MASK] was closed [SEP]" in result.stdout

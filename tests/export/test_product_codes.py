@@ -63,7 +63,7 @@ def test_device_runner_predicts_masks_with_a_product_coded_masked_lm(tmp_path):
     export_tflite(CompressedRobertaMaskedLM(backbone), path)
     (tmp_path / "mlm.vocab.txt").write_text("\n".join(VOCABULARY) + "\n", encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, str(ROOT / "export" / "run_tflite.py"), str(path),
+        [sys.executable, str(ROOT / "device" / "run_tflite.py"), str(path),
          "the police said the [MASK] was closed .", "--top-k", "3", "--runs", "0"],
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr

@@ -12,6 +12,7 @@ from keras_subembed.layers import SubEmbedding
 from keras_subembed.models import CompressedRobertaBackbone
 from keras_subembed.models import CompressedRobertaMaskedLM
 from keras_subembed.models import CompressedRobertaMaskedLMPreprocessor
+from keras_subembed.models import compress_backbone
 from tests.layers.layer_contract import assert_float32_close
 from tests.layers.layer_contract import run_in_backend
 
@@ -109,7 +110,7 @@ def test_each_embedding_trains_with_xla_and_is_tied_to_the_head(kind):
     assert after["sparse_categorical_accuracy"] > before["sparse_categorical_accuracy"]
 
 
-def test_projection_follows_a_narrower_embedding():
+def test_projection_follows_a_narrower_embedding(tmp_path):
     backbone = CompressedRobertaBackbone(
         VOCAB, embedding="sub", embedding_kwargs=dict(output_dim=8, num_tables=2), **SMALL)
     assert backbone.token_embedding.output_dim == 8
@@ -119,6 +120,16 @@ def test_projection_follows_a_narrower_embedding():
     masked_lm = CompressedRobertaMaskedLM(backbone)
     x, _, _ = fixed_batch()
     assert masked_lm.predict(x, verbose=0).shape == (len(SENTENCES), 6, VOCAB)
+    # Copies keep the projection and its weights.
+    inputs = {key: x[key] for key in ("token_ids", "padding_mask")}
+    sums = SMALL["hidden_dim"] + SMALL["intermediate_dim"] + 24
+    for copy in (compress_backbone(backbone, "embedding"),
+                 CompressedRobertaBackbone.from_backbone(backbone, "embedding")):
+        assert copy.embedding_projection.kernel.shape == (8, 16)
+        assert_float32_close(copy(inputs), backbone(inputs), sums)
+        copy.save(tmp_path / "copy.keras")
+        loaded = keras.saving.load_model(tmp_path / "copy.keras")
+        np.testing.assert_array_equal(loaded(inputs), copy(inputs))
 
 
 def test_layer_instance_and_config_are_accepted():
@@ -171,6 +182,8 @@ def test_from_backbone_copies_a_keras_hub_roberta_exactly():
     inputs = {"token_ids": np.random.default_rng(0).integers(0, VOCAB, (2, 9)).astype("int32"),
               "padding_mask": np.ones((2, 9), "int32")}
     dense = CompressedRobertaBackbone.from_backbone(roberta, embedding="embedding")
+    # keras-hub's graph, rebuilt by CompressedBackbone: the same layers by name.
+    assert [layer.name for layer in dense.layers] == [layer.name for layer in roberta.layers]
     # The same layers and weights: only op fusion may differ (sums of hidden and
     # intermediate width per layer, and the attention's over the sequence).
     sums = SMALL["hidden_dim"] + SMALL["intermediate_dim"] + 9

@@ -7,7 +7,9 @@ Each `NAME.npz` beside `NAME.keras` holds the inputs and the outputs the model
 gave when it was saved.
 """
 
+import json
 import pathlib
+import zipfile
 
 import keras
 import numpy as np
@@ -67,6 +69,17 @@ def test_legacy_file_loads_with_the_stored_outputs(name, class_name):
     model, reference = load(name)
     assert type(model).__name__ == class_name
     assert_outputs_equal(model, reference)
+
+
+def test_legacy_weights_file_loads_into_a_model_built_from_its_config(tmp_path):
+    # A 0.2.0 checkpoint (`.weights.h5`, as ModelCheckpoint writes) is the
+    # weights part of a `.keras` file.
+    with zipfile.ZipFile(LEGACY / "compressed_roberta_backbone.keras") as archive:
+        config = json.loads(archive.read("config.json"))
+        (tmp_path / "old.weights.h5").write_bytes(archive.read("model.weights.h5"))
+    model = keras.saving.deserialize_keras_object(config)
+    model.load_weights(tmp_path / "old.weights.h5")
+    assert_outputs_equal(model, load("compressed_roberta_backbone")[1])
 
 
 def test_legacy_compressed_roberta_backbone_keeps_its_embedding():

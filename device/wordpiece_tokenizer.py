@@ -165,7 +165,7 @@ class WordPieceTokenizer:
 
     @classmethod
     def from_file(cls, path, **kwargs):
-        """Reads a vocab.txt written by `export/convert.py` or a Hugging Face model."""
+        """Reads a vocab.txt written by `device/convert.py` or a Hugging Face model."""
         return cls(read_vocabulary(path), **kwargs)
 
     def split_words(self, text):

@@ -1,6 +1,6 @@
 """Convert a .keras model of keras_subembed to a SavedModel and/or a verified .tflite.
 
-    python export/convert.py mlm_results/sub-clustered.keras --tflite mlm.tflite [--quantization dynamic]
+    python device/convert.py mlm_results/sub-clustered.keras --tflite mlm.tflite [--quantization dynamic]
 
 Also installed as the `keras-subembed-convert` command. Prints the export
 report (file and embedding bytes, ops, max error vs Keras) and writes the

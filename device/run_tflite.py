@@ -2,11 +2,11 @@
 
 No TensorFlow, no Keras: tokenizes the sentence exactly as keras-hub's
 BertTokenizer did in training (`wordpiece_tokenizer.py`, with the vocabulary
-written beside the model by `export/convert.py`), runs the `serving_default`
+written beside the model by `device/convert.py`), runs the `serving_default`
 signature, prints the top predictions for each [MASK] and the latency.
 
-    python export/run_tflite.py mlm.tflite "the police said the [MASK] was closed ."
-    python export/run_tflite.py mlm.tflite "..." --vocabulary mlm.vocab.txt --top-k 5
+    python device/run_tflite.py mlm.tflite "the police said the [MASK] was closed ."
+    python device/run_tflite.py mlm.tflite "..." --vocabulary mlm.vocab.txt --top-k 5
 
 Text longer than the model accepts is cut (with a notice on stderr); a bad
 model file, vocabulary or argument ends with one `error:` line and exit code 2.

