@@ -35,7 +35,11 @@ timing it (batches too large to run on a small CPU). `--gpu-target SPEC.txtpb`
 (with `--temp-only`) compiles for the CUDA GPU that XLA GpuTargetConfig
 textproto describes, without a GPU ("deviceless" ahead-of-time compilation:
 needs the `jax-cuda12-plugin` and `jax-cuda12-pjrt` wheels of the installed
-jaxlib, no CUDA driver), so the temp memory is the GPU compiler's.
+jaxlib, no CUDA driver), so the temp memory is the GPU compiler's. For tied
+logits (`--logit-dtype float32|bfloat16`, the latter the mixed_bfloat16
+policy) JAX rows also record XLA's HLO cost model of the compiled program
+(flops, bytes accessed): with `--gpu-target` that and the temp memory are all
+there is, since nothing runs.
 
     python benchmarks/bench_lookup.py [--backend jax] [--quick] [--temp-only]
         [--gpu-target benchmarks/gpu_specs/h100_sxm.txtpb] [--output results.json]
@@ -244,12 +248,15 @@ import os, sys, time, json, statistics, threading
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
 import numpy as np, keras
 from keras_subembed.layers import SubEmbedding
-variant, vocab, width, positions, repeats, xla = sys.argv[1:7]
+variant, vocab, width, positions, repeats, xla, dtype, gpu_target = sys.argv[1:9]
 vocab, width, positions, repeats = int(vocab), int(width), int(positions), int(repeats)
-hidden = keras.ops.convert_to_tensor(np.random.default_rng(0).normal(size=(positions, width)), "float32")
+policy = "mixed_bfloat16" if dtype == "bfloat16" else "float32"
+hidden = keras.ops.convert_to_tensor(np.random.default_rng(0).normal(size=(positions, width)), dtype)
 if variant == "dense":
     table = keras.Variable(np.random.default_rng(1).normal(size=(vocab, width)).astype("float32"))
-    function = lambda h: keras.ops.matmul(h, keras.ops.transpose(table))
+    weights = [[table.value], []]
+    # bf16: the table is cast to the compute dtype, as a mixed-precision model would.
+    apply = lambda h, t, n: keras.ops.matmul(h, keras.ops.transpose(keras.ops.cast(t[0], dtype)))
 else:
     # A forced layout of stored-code logits (otherwise chosen by the layer).
     for layout, forced in (("along-rows", False), ("along-columns", True)):
@@ -260,19 +267,53 @@ else:
     if "M=" in variant:  # stored codes that repeat down each column, as product codes
         rows = int(variant.split("M=")[1].split()[0])
         codes = np.random.default_rng(2).integers(0, rows, size=(vocab, k))
-        layer = SubEmbedding(vocab, width, num_tables=k, rows_per_table=rows, assignment=codes)
+        layer = SubEmbedding(vocab, width, num_tables=k, rows_per_table=rows, assignment=codes,
+                             dtype=policy)
     else:
-        layer = SubEmbedding(vocab, width, num_tables=k,
+        layer = SubEmbedding(vocab, width, num_tables=k, dtype=policy,
                              assignment="random" if "random" in variant else "digits", seed=0)
     layer.build()
-    function = lambda h: layer(h, reverse=True)
+    weights = [[v.value for v in layer.trainable_variables],
+               [v.value for v in layer.non_trainable_variables]]
+
+    def apply(h, trainable, non_trainable):
+        # Called as a model calls it (`stateless_call` would skip the
+        # mixed-precision autocast of the tables to bfloat16).
+        mapping = [*zip(layer.trainable_variables, trainable),
+                   *zip(layer.non_trainable_variables, non_trainable)]
+        with keras.StatelessScope(state_mapping=mapping):
+            return layer(h, reverse=True)
+cost = {}
 if keras.backend.backend() == "jax":
     import jax
-    function = jax.jit(function)
-    temp = function.lower(hidden).compile().memory_analysis().temp_size_in_bytes
+    # The weights are arguments, not constants folded into the program.
+    function = jax.jit(apply)
+    arguments = (hidden, *weights)
+    if gpu_target:  # compile for the described GPU (none here): memory and cost model only
+        from jax.experimental import topologies
+        with open(gpu_target) as handle:
+            device = topologies.get_topology_desc(
+                platform="cuda", topology="1x1x1", target_config=handle.read()).devices[0]
+        sharding = jax.sharding.SingleDeviceSharding(device)
+        arguments = jax.tree.map(
+            lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding), arguments)
+    compiled = function.lower(*arguments).compile()
+    temp = compiled.memory_analysis().temp_size_in_bytes
+    # A compile-only GPU executable has no cost analysis; XLA's generic HLO
+    # cost model (through the CPU client) reads its optimised, fused module:
+    # flops, and bytes each fusion reads and writes in device memory.
+    from jax._src.lib import xla_client
+    module = compiled.runtime_executable().hlo_modules()[0]
+    analysis = xla_client._xla.hlo_module_cost_analysis(jax.devices("cpu")[0].client, module)
+    cost = {"flops": analysis.get("flops"), "bytes_accessed": analysis.get("bytes accessed")}
+    if gpu_target:
+        print(json.dumps({"seconds": float("nan"), "peak_mib": float("nan"), "temp_bytes": temp,
+                          **cost}))
+        sys.exit()
+    function = lambda h, function=function: function(h, *weights)
 else:
     import tensorflow as tf
-    function = tf.function(function, jit_compile=xla == "True")
+    function = tf.function(lambda h: apply(h, *weights), jit_compile=xla == "True")
     temp = None
 np.asarray(function(hidden))  # compile, and let the allocator settle
 
@@ -296,7 +337,7 @@ for _ in range(repeats):
 running[0] = False
 sampler.join()
 print(json.dumps({"seconds": statistics.median(times), "peak_mib": (peak[0] - baseline) / 2**20,
-                  "temp_bytes": temp}))
+                  "temp_bytes": temp, **cost}))
 """
 
 
@@ -309,16 +350,22 @@ def logits_rows(args):
         for variant in variants:
             output = subprocess.run(
                 [sys.executable, "-c", _LOGITS_CHILD, variant, str(vocab), str(WIDTH),
-                 str(args.positions), str(args.repeats), str(xla)],
+                 str(args.positions), str(args.repeats), str(xla), args.logit_dtype,
+                 args.gpu_target or ""],
                 check=True, capture_output=True, text=True,
             ).stdout.strip().splitlines()[-1]
             result = json.loads(output)
             baseline = baseline or result["seconds"]
-            rows.append(dict(variant=variant, xla=xla, speedup=baseline / result["seconds"], **result))
+            speedup = baseline / result["seconds"]  # NaN when compiled only (--gpu-target)
+            rows.append(dict(variant=variant, xla=xla, dtype=args.logit_dtype, speedup=speedup,
+                             **result))
             temp = result["temp_bytes"]
             temp_text = "" if temp is None else f"  temp {temp / 2**20:,.1f} MiB"
+            cost_text = ("" if result.get("flops") is None else
+                         f"  {result['flops'] / 1e9:,.1f} GFLOP {result['bytes_accessed'] / 2**20:,.1f} MiB"
+                         " accessed")
             print(f"  tied logits {variant:<24} xla={xla!s:<5} {result['seconds'] * 1e3:8.1f} ms"
-                  f"  x{baseline / result['seconds']:.2f}  peak +{result['peak_mib']:.0f} MiB{temp_text}",
+                  f"  x{speedup:.2f}  peak +{result['peak_mib']:.0f} MiB{temp_text}{cost_text}",
                   flush=True)
     return rows
 
@@ -347,13 +394,18 @@ def markdown(lookup, logits, args):
         for mode in ("forward", "train step"):
             parts.append(mib(by_mode.get((mode, True), {}).get("temp_bytes")))
         lines.append(f"| {vocab:,} | {layer} | " + " | ".join(parts) + " |")
-    lines += ["", f"Tied logits, {args.positions} positions x V=50,265, d={WIDTH}: median time, "
-              "speed-up vs the dense product, peak RSS growth, XLA temp memory (JAX only).", "",
-              "| variant | XLA | time (ms) | speed-up | peak memory (MiB) | temp (MiB) |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", f"Tied logits, {args.positions} positions x V=50,265, d={WIDTH}, {args.logit_dtype}: "
+              "median time, speed-up vs the dense product, peak RSS growth; JAX only: XLA temp "
+              "memory, and XLA's HLO cost model of the compiled program (GFLOP, MiB accessed).", "",
+              "| variant | XLA | time (ms) | speed-up | peak memory (MiB) | temp (MiB) | GFLOP "
+              "| MiB accessed |",
+              "|---|---|---|---|---|---|---|---|"]
     for row in logits:
+        flops, accessed = row.get("flops"), row.get("bytes_accessed")
+        cost = ["-", "-"] if flops is None else [f"{flops / 1e9:,.1f}", mib(accessed)]
         lines.append(f"| {row['variant']} | {row['xla']} | {row['seconds'] * 1e3:.1f} | "
-                     f"{row['speedup']:.2f} | {row['peak_mib']:.0f} | {mib(row.get('temp_bytes'))} |")
+                     f"{row['speedup']:.2f} | {row['peak_mib']:.0f} | {mib(row.get('temp_bytes'))} | "
+                     + " | ".join(cost) + " |")
     return "\n".join(lines)
 
 
@@ -370,6 +422,8 @@ def main():
     parser.add_argument("--logit-variants", nargs="+",
                         default=["dense", "SubEmbedding K=2", "SubEmbedding K=3", "SubEmbedding K=4",
                                  "SubEmbedding K=3 random"])
+    parser.add_argument("--logit-dtype", choices=["float32", "bfloat16"], default="float32",
+                        help="tied logits: compute dtype (bfloat16: the mixed_bfloat16 policy)")
     parser.add_argument("--temp-only", action="store_true",
                         help="JAX: record XLA temp memory only, without timing (large batches)")
     parser.add_argument("--gpu-target", metavar="SPEC_TXTPB",
