@@ -20,46 +20,11 @@ import numpy as np
 from keras_subembed.models.compressed_backbone import CompressedBackbone
 from keras_subembed.models.compressed_backbone import compress_backbone
 from keras_subembed.models.compressed_backbone import register_compressed_backbone_class
-from keras_subembed.models.encoder_inputs import TokenIdsPassThrough
+from keras_subembed.models.encoder_inputs import check_input_names
 from keras_subembed.models.encoder_inputs import check_id_batch
 from keras_subembed.models.encoder_inputs import check_sentences
+from keras_subembed.models.encoder_inputs import is_token_id_dict
 from keras_subembed.models.encoder_inputs import narrow_ids
-
-
-class _CheckedInputs(TokenIdsPassThrough):
-    """What a compressed embedder adds to keras-hub's: inputs checked before tracing.
-
-    Ids outside the vocabulary or int32, a bad padding mask, or a value that
-    is not a sentence get a `ValueError`/`TypeError` naming them instead of a
-    deep trace or a silently wrong vector; token ids go straight in even when
-    the model has a preprocessor, and BERT's `segment_ids` may be left out.
-    """
-
-    def __call__(self, inputs, *args, **kwargs):
-        return super().__call__(self._with_segments(inputs), *args, **kwargs)
-
-    def call(self, inputs, training=None, mask=None):
-        # JAX's compiled steps reach `call` without `__call__`.
-        inputs = narrow_ids(self._with_segments(inputs))
-        return super().call(inputs, training=training, mask=mask)
-
-    def _with_segments(self, inputs):
-        """`inputs` with zero `segment_ids` when the model takes them and they are
-        left out: one sentence is segment 0, as in the exported signature."""
-        if not (isinstance(inputs, dict) and "segment_ids" in self.input
-                and "segment_ids" not in inputs and "token_ids" in inputs):
-            return inputs
-        token_ids = inputs["token_ids"]
-        zeros = (np.zeros_like(token_ids) if isinstance(token_ids, np.ndarray)
-                 else keras.ops.zeros_like(token_ids))  # Keras refuses a mix of the two
-        return {**inputs, "segment_ids": zeros}
-
-    def predict(self, x=None, *args, **kwargs):
-        check_sentences(x, self.preprocessor)
-        limit = getattr(self.backbone, "max_sequence_length", None)
-        check_id_batch(x, self.backbone.token_embedding.input_dim,
-                       limit if isinstance(limit, int) else None)
-        return super().predict(x, *args, **kwargs)
 
 
 def _compressed_family(task_cls):
@@ -73,22 +38,59 @@ def _compressed_family(task_cls):
             "__doc__": f"A `CompressedBackbone` made from a keras-hub `{source_cls.__name__}`.",
         },
     )
-    embedder_cls = type(
-        f"Compressed{task_cls.__name__}",
-        (_CheckedInputs, task_cls),
-        {
-            "__module__": __name__,
-            "__doc__": (
-                f"keras-hub's `{task_cls.__name__}` over a `{backbone_cls.__name__}`: "
-                "the same model and methods, found by keras-hub's `from_preset`."
-            ),
-            "backbone_cls": backbone_cls,
-        },
-    )
-    for cls in (backbone_cls, embedder_cls):
+
+    # keras-hub's class its only base: preset metadata names a task by its base.
+    class CompressedTextEmbedder(task_cls):
+        """keras-hub's embedder over a compressed backbone, found by its `from_preset`.
+
+        What it adds: inputs checked before tracing. Ids outside the vocabulary
+        or int32, a bad padding mask, unknown input names or a value that is
+        not a sentence get a `ValueError`/`TypeError` naming them instead of a
+        deep trace or a silently wrong vector; token ids go straight in even
+        when the model has a preprocessor, and BERT's `segment_ids` may be
+        left out (one sentence is segment 0, as in the exported signature).
+        """
+
+        def __call__(self, inputs, *args, **kwargs):
+            return super().__call__(self._with_segments(inputs), *args, **kwargs)
+
+        def call(self, inputs, training=None, mask=None):
+            # JAX's compiled steps reach `call` without `__call__`.
+            inputs = narrow_ids(self._with_segments(inputs))
+            return super().call(inputs, training=training, mask=mask)
+
+        def preprocess_samples(self, x, y=None, sample_weight=None):
+            if is_token_id_dict(x):
+                return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
+            return super().preprocess_samples(x, y, sample_weight)
+
+        def predict(self, x=None, *args, **kwargs):
+            if isinstance(x, (str, bytes)):
+                x = [x]  # one sentence, as `encode_text` takes it
+            check_sentences(x, self.preprocessor)
+            check_input_names(x, self.input)
+            limit = getattr(self.backbone, "max_sequence_length", None)
+            check_id_batch(x, self.backbone.token_embedding.input_dim,
+                           limit if isinstance(limit, int) else None)
+            return super().predict(x, *args, **kwargs)
+
+        def _with_segments(self, inputs):
+            if not (isinstance(inputs, dict) and "segment_ids" in self.input
+                    and "segment_ids" not in inputs and "token_ids" in inputs):
+                return inputs
+            token_ids = inputs["token_ids"]
+            zeros = (np.zeros_like(token_ids) if isinstance(token_ids, np.ndarray)
+                     else keras.ops.zeros_like(token_ids))  # Keras refuses a mix of the two
+            return {**inputs, "segment_ids": zeros}
+
+    name = f"Compressed{task_cls.__name__}"
+    CompressedTextEmbedder.__name__ = CompressedTextEmbedder.__qualname__ = name
+    CompressedTextEmbedder.__module__ = __name__
+    CompressedTextEmbedder.backbone_cls = backbone_cls
+    for cls in (backbone_cls, CompressedTextEmbedder):
         keras.saving.register_keras_serializable(package="keras_subembed")(cls)
     register_compressed_backbone_class(source_cls, backbone_cls)
-    return backbone_cls, embedder_cls
+    return backbone_cls, CompressedTextEmbedder
 
 
 CompressedBertBackbone, CompressedBertTextEmbedder = _compressed_family(

@@ -123,6 +123,7 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         **kwargs,
     ):
         if isinstance(teacher, keras_hub.models.TextEmbedder):
+            _check_same_head(teacher, student, pooling)
             pooling = teacher.pooling_mode if pooling is None else pooling
             preprocessor = teacher.preprocessor if preprocessor is None else preprocessor
         teacher, student = _backbone_of(teacher), _backbone_of(student)
@@ -396,6 +397,19 @@ def _check_learning_rate(name, value):
             f"Received: {name}={value!r}"
         )
     return check_positive_number(name, value)
+
+
+def _check_same_head(teacher, student, pooling):
+    """Both embedders must pool alike: the student is trained on one pooling."""
+    if not isinstance(student, keras_hub.models.TextEmbedder) or pooling is not None:
+        return
+    heads = [(model.pooling_mode, model.normalize) for model in (teacher, student)]
+    if heads[0] != heads[1]:
+        raise ValueError(
+            "The teacher and the student embedders pool differently: "
+            f"(pooling_mode, normalize) = {heads[0]} and {heads[1]}. Build the student "
+            "with the teacher's pooling, or pass `pooling=` to choose one."
+        )
 
 
 def _backbone_of(model):

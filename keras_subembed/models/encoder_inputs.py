@@ -14,9 +14,26 @@ class TokenIdsPassThrough:
     `fit`, `evaluate` and `predict` take strings and ids alike."""
 
     def preprocess_samples(self, x, y=None, sample_weight=None):
-        if isinstance(x, dict) and "token_ids" in x:
+        if is_token_id_dict(x):
             return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
         return super().preprocess_samples(x, y, sample_weight)
+
+
+def is_token_id_dict(x):
+    return isinstance(x, dict) and "token_ids" in x
+
+
+def check_input_names(x, model_inputs):
+    """`ValueError` for a dict of ids with names the model does not take:
+    Keras would pair dict entries with inputs by sorted name, silently giving
+    a model input another entry's values."""
+    if not isinstance(x, dict) or not isinstance(model_inputs, dict):
+        return
+    unknown = sorted(set(x) - set(model_inputs))
+    if unknown:
+        raise ValueError(
+            f"The model takes inputs {sorted(model_inputs)}; received unknown ones {unknown}."
+        )
 
 
 def backbone_inputs(backbone, token_ids, padding_mask):
@@ -121,6 +138,11 @@ def check_id_batch(x, vocabulary_size=None, max_sequence_length=None):
     if token_ids is None:
         return
     check_int32_values("token_ids", token_ids)
+    if token_ids.ndim != 2:
+        raise ValueError(
+            "`token_ids` must be a 2-D (batch, length) array. "
+            f"Received shape {token_ids.shape}"
+        )
     if token_ids.size == 0:
         raise ValueError(
             f"`token_ids` is empty (shape {token_ids.shape}): there is nothing to run on."
@@ -168,6 +190,11 @@ def check_sentences(x, preprocessor):
         )
     if len(texts) == 0:
         raise ValueError(f"`x` holds no sentences: nothing to embed. Received: x={_shown(x)}")
+    if any(isinstance(part, np.ndarray) and part.dtype.kind in "iuf" for part in texts):
+        raise TypeError(
+            "`x` holds arrays of numbers: token ids go in a dict "
+            f"{{'token_ids', 'padding_mask'}}, not a list or tuple. Received: x={_shown(x)}"
+        )
     for text in np.asarray(texts, dtype=object).reshape(-1):
         if not isinstance(text, (str, bytes)):
             raise TypeError(

@@ -26,6 +26,11 @@ def match_model_files(embedder, preset):
     >>> embedder = keras_hub.models.TextEmbedder.from_preset(minilm_preset_dir())
     >>> embedder = match_model_files(embedder, minilm_preset_dir())
     """
+    if not pathlib.Path(preset).is_dir():
+        raise ValueError(
+            f"`preset` must be the model's folder (its tokenizer.json, "
+            f"sentence_bert_config.json). Received: preset={str(preset)!r}, not a folder"
+        )
     preset = str(preset)
     preprocessor = embedder.preprocessor
     if preprocessor is None:
@@ -72,7 +77,13 @@ def model_normalization(preset):
     folder = pathlib.Path(preset)
     if (folder / "tokenizer.json").is_file():
         normalizer = read_json(folder / "tokenizer.json").get("normalizer") or {}
-        for step in normalizer.get("normalizers", [normalizer]):
+        steps = normalizer.get("normalizers", [normalizer]) if isinstance(normalizer, dict) else None
+        if not isinstance(steps, list) or not all(isinstance(step, dict) for step in steps):
+            raise ValueError(
+                f"{str(folder / 'tokenizer.json')!r} has a malformed `normalizer`: "
+                f"{normalizer!r:.200}"
+            )
+        for step in steps:
             if step.get("type") == "BertNormalizer":
                 return _normalization(step.get("lowercase", True), step.get("strip_accents"))
     if (folder / "tokenizer_config.json").is_file():

@@ -158,3 +158,35 @@ def test_a_preset_loads_back_through_keras_hub_in_a_fresh_process(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0 and "OK" in result.stdout, result.stderr[-3000:]
+
+
+def test_what_predict_cannot_take_is_named_not_guessed():
+    small = keras_subembed.compress(make_bert_embedder(), "embedding")
+    inputs = ids()
+    # Keras pairs dict entries with inputs by sorted name: an extra key would
+    # silently hand a model input another entry's values.
+    with pytest.raises(ValueError, match=re.escape(
+            "The model takes inputs ['padding_mask', 'segment_ids', 'token_ids']; "
+            "received unknown ones ['foo']")):
+        small.predict({**inputs, "foo": inputs["token_ids"]}, verbose=0)
+    with pytest.raises(ValueError, match=re.escape(
+            "`token_ids` must be a 2-D (batch, length) array. Received shape (1, 1, 10)")):
+        small.predict({name: value[None, :1] for name, value in inputs.items()}, verbose=0)
+    with pytest.raises(TypeError, match=re.escape(
+            "`x` holds arrays of numbers: token ids go in a dict {'token_ids', 'padding_mask'}")):
+        small.predict((inputs["token_ids"], inputs["padding_mask"]), verbose=0)
+    # One sentence is taken as encode_text takes it.
+    np.testing.assert_allclose(np.asarray(small.predict(TEXTS[0], verbose=0)),
+                               np.asarray(small.encode_text(TEXTS[0], verbose=0)), atol=1e-6)
+
+
+def test_preset_metadata_names_keras_hubs_task():
+    import json
+
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    assert CompressedBertTextEmbedder.__base__ is keras_hub.models.BertTextEmbedder
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        small.save_to_preset(folder)
+        with open(f"{folder}/metadata.json") as file:
+            assert json.load(file)["tasks"] == ["BertTextEmbedder"]

@@ -384,3 +384,15 @@ def test_text_embedders_in_pooling_and_preprocessor_from_the_teacher():
     distiller.fit(sentences, batch_size=4, epochs=1, verbose=0)
     after = keras.ops.convert_to_numpy(student.encode_text(["w1 w2 w3"], verbose=0))
     assert np.abs(after - before).max() > 1e-4  # the student embedder itself was trained
+
+
+def test_embedders_that_pool_differently_are_refused_unless_pooling_is_chosen():
+    teacher_backbone, _ = make_pair(seed=4)
+    teacher = keras_hub.models.BertTextEmbedder(teacher_backbone, pooling_mode="mean")
+    student = keras_subembed.compress(teacher, "embedding")
+    student_cls = keras_hub.models.BertTextEmbedder(student.backbone, pooling_mode="cls")
+    with pytest.raises(ValueError, match=re.escape(
+            "The teacher and the student embedders pool differently: (pooling_mode, normalize) "
+            "= ('mean', True) and ('cls', True)")):
+        EmbeddingDistiller(teacher, student_cls)
+    assert EmbeddingDistiller(teacher, student_cls, pooling="cls").pooling == "cls"

@@ -277,3 +277,20 @@ def test_a_missing_backbone_is_named():
             "`backbone` must be a keras-hub text encoder (a keras.Model taking `token_ids` and "
             "`padding_mask`). Received: backbone=None")):
         SentenceEncoder(None)
+
+
+def test_match_model_files_names_a_missing_folder_and_a_malformed_normaliser(tmp_path):
+    embedder = make_encoder()
+    with pytest.raises(ValueError, match=re.escape(
+            "`preset` must be the model's folder (its tokenizer.json, sentence_bert_config.json). "
+            f"Received: preset={str(tmp_path / 'typo')!r}, not a folder")):
+        match_model_files(embedder, tmp_path / "typo")
+    (tmp_path / "tokenizer.json").write_text(
+        '{"normalizer": {"type": "Sequence", "normalizers": "oops"}}')
+    with pytest.raises(ValueError, match=re.escape(
+            f"{str(tmp_path / 'tokenizer.json')!r} has a malformed `normalizer`")):
+        match_model_files(embedder, tmp_path)
+    (tmp_path / "tokenizer.json").write_text(
+        '{"normalizer": {"type": "BertNormalizer", "lowercase": true, "strip_accents": null}}')
+    assert match_model_files(embedder, tmp_path) is embedder
+    assert embedder.preprocessor.tokenizer.strip_accents is True
