@@ -35,13 +35,19 @@ def match_model_files(embedder, preset):
     preprocessor = embedder.preprocessor
     if preprocessor is None:
         return embedder
-    for name, value in model_normalization(preset).items():
-        if hasattr(preprocessor.tokenizer, name):
-            setattr(preprocessor.tokenizer, name, value)
+    match_normalization(preprocessor.tokenizer, preset)
     limit = model_sequence_limit(preset)
     if limit is not None and limit < preprocessor.sequence_length:
         preprocessor.sequence_length = limit
     return embedder
+
+
+def match_normalization(tokenizer, preset):
+    """Set `tokenizer`'s `lowercase` / `strip_accents` as the model's files say."""
+    for name, value in model_normalization(preset).items():
+        if hasattr(tokenizer, name):
+            setattr(tokenizer, name, value)
+    return tokenizer
 
 
 def check_sequence_length(sequence_length, limit):

@@ -5,6 +5,7 @@ import pathlib
 import keras
 import keras_hub
 
+from keras_subembed.deprecation import register_retired_class
 from keras_subembed.deprecation import warn_deprecated
 from keras_subembed.models.compressed_text_embedder import COMPRESSED_TEXT_EMBEDDERS
 from keras_subembed.models.encoder_inputs import check_sentence_inputs
@@ -43,7 +44,6 @@ def text_embedder(backbone, preprocessor=None, pooling="mean", normalize=True, *
     return cls(backbone, preprocessor, pooling_mode=pooling, normalize=normalize, **kwargs)
 
 
-@keras.saving.register_keras_serializable(package="keras_subembed")
 class SentenceEncoder:
     """Deprecated: builds the keras-hub `TextEmbedder` for a backbone; warns once.
 
@@ -93,5 +93,5 @@ class SentenceEncoder:
         return text_embedder(backbone, preprocessor, config.get("pooling", "mean"),
                              config.get("normalize", True), name=config.get("name"))
 
-    def get_config(self):  # pragma: no cover - instances are keras-hub classes
-        raise NotImplementedError
+
+register_retired_class(SentenceEncoder)

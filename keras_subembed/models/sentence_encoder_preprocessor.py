@@ -3,9 +3,10 @@
 import keras
 import keras_hub
 
+from keras_subembed.deprecation import register_retired_class
 from keras_subembed.deprecation import warn_deprecated
 from keras_subembed.models.model_files import check_sequence_length
-from keras_subembed.models.model_files import model_normalization
+from keras_subembed.models.model_files import match_normalization
 from keras_subembed.models.model_files import model_sequence_limit
 
 # Used only when neither the call nor the model's files give a length.
@@ -23,7 +24,6 @@ def text_embedder_preprocessor(tokenizer, sequence_length=DEFAULT_SEQUENCE_LENGT
     return cls(tokenizer, sequence_length=sequence_length, **kwargs)
 
 
-@keras.saving.register_keras_serializable(package="keras_subembed")
 class SentenceEncoderPreprocessor:
     """Deprecated: builds keras-hub's `BertTextEmbedderPreprocessor` (or
     `XLMRobertaTextEmbedderPreprocessor` for other tokenizers); warns once.
@@ -54,16 +54,13 @@ class SentenceEncoderPreprocessor:
                   if key in config}
         return text_embedder_preprocessor(tokenizer, **config)
 
-    def get_config(self):  # pragma: no cover - instances are keras-hub classes
-        raise NotImplementedError
+
+register_retired_class(SentenceEncoderPreprocessor)
 
 
 def preprocessor_from_preset(preset, sequence_length=None, **kwargs):
     preset = str(preset)  # keras-hub takes names and folders as strings only
-    tokenizer = keras_hub.tokenizers.Tokenizer.from_preset(preset)
-    for name, value in model_normalization(preset).items():
-        if hasattr(tokenizer, name):
-            setattr(tokenizer, name, value)
+    tokenizer = match_normalization(keras_hub.tokenizers.Tokenizer.from_preset(preset), preset)
     limit = model_sequence_limit(preset)
     if sequence_length is None:
         sequence_length = limit or DEFAULT_SEQUENCE_LENGTH
