@@ -190,3 +190,31 @@ def test_preset_metadata_names_keras_hubs_task():
         small.save_to_preset(folder)
         with open(f"{folder}/metadata.json") as file:
             assert json.load(file)["tasks"] == ["BertTextEmbedder"]
+
+
+@pytest.mark.parametrize("make", [make_bert_embedder, make_xlm_roberta_embedder])
+def test_max_sequence_length_keeps_the_first_positions(make):
+    embedder = make()
+    if embedder.preprocessor is not None:
+        embedder.preprocessor.sequence_length = 10
+    small = keras_subembed.compress(embedder, "embedding", max_sequence_length=10)
+    assert small.backbone.max_sequence_length == 10
+    position = small.backbone.get_layer(
+        "embeddings" if make is make_xlm_roberta_embedder else "position_embedding")
+    table = [w for w in small.backbone.weights if "position_embedding/" in w.path][0]
+    source = [w for w in embedder.backbone.weights if "position_embedding/" in w.path][0]
+    assert position is not None and tuple(table.shape)[0] == 10
+    np.testing.assert_array_equal(as_numpy(table), as_numpy(source)[:10])
+    # A dense copy with the first 10 positions gives the original's vectors.
+    inputs = ids(length=10, segment_ids=make is make_bert_embedder)
+    np.testing.assert_allclose(as_numpy(small(inputs)), as_numpy(embedder(inputs)), atol=1e-6)
+
+
+def test_max_sequence_length_is_checked():
+    embedder = make_bert_embedder()
+    with pytest.raises(ValueError, match=r"position table has 24 rows. Received: max_sequence_length=30"):
+        keras_subembed.compress(embedder.backbone, "embedding", max_sequence_length=30)
+    with pytest.raises(ValueError, match=r"`max_sequence_length` must be a positive integer"):
+        keras_subembed.compress(embedder.backbone, "embedding", max_sequence_length=0)
+    with pytest.raises(ValueError, match=r"preprocessor packs 12 tokens, more than `max_sequence_length=8`"):
+        keras_subembed.compress(embedder, "embedding", max_sequence_length=8)
