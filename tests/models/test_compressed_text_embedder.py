@@ -137,7 +137,10 @@ def test_a_compressed_embedder_names_bad_input_before_tracing():
 
 
 def test_a_preset_loads_back_through_keras_hub_in_a_fresh_process(tmp_path):
-    small = keras_subembed.compress(make_bert_embedder("max"), "sub", SUB)
+    # Data-aware codes, row scales and a shortened position table come back too.
+    data_aware = {**SUB, "token_weights": np.arange(len(VOCABULARY)) + 1.0, "row_scales": True}
+    small = keras_subembed.compress(make_bert_embedder("max"), "sub", data_aware,
+                                    max_sequence_length=12)
     small.save_to_preset(str(tmp_path / "preset"))
     np.save(tmp_path / "vectors.npy", as_numpy(small.encode_text(TEXTS, verbose=0)))
     script = textwrap.dedent(
@@ -151,6 +154,8 @@ def test_a_preset_loads_back_through_keras_hub_in_a_fresh_process(tmp_path):
             assert type(model).__name__ == "CompressedBertTextEmbedder", type(model)
             assert model.pooling_mode == "max", model.pooling_mode
             assert type(model.backbone.token_embedding).__name__ == "SubEmbedding"
+            assert model.backbone.token_embedding.row_scales
+            assert model.backbone.max_sequence_length == 12
             vectors = np.asarray(model.encode_text({TEXTS!r}, verbose=0))
             np.testing.assert_array_equal(vectors, expected)
         print("OK")
