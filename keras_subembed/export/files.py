@@ -41,7 +41,7 @@ def is_saved_model(path):
         return False
     entries = {entry.name for entry in path.iterdir()}
     return (entries <= SAVED_MODEL_ENTRIES and "saved_model.pb" in entries
-            and _read_json(path / SAVED_MODEL_MARKER).get("written_by") == WRITTEN_BY)
+            and read_json_object(path / SAVED_MODEL_MARKER).get("written_by") == WRITTEN_BY)
 
 
 def mark_saved_model(folder):
@@ -53,10 +53,10 @@ def mark_saved_model(folder):
 
 def is_json_report(path):
     """Whether `path` is a JSON report an export wrote (`written_by` says so)."""
-    return _read_json(path).get("written_by") == WRITTEN_BY
+    return read_json_object(path).get("written_by") == WRITTEN_BY
 
 
-def _read_json(path):
+def read_json_object(path):
     try:
         values = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
@@ -264,17 +264,19 @@ def link_into_place(staging, path):
 
 
 @contextlib.contextmanager
-def staged_folder(path, overwrite):
-    """Yield a staging folder; on success it becomes `path` (replacing a SavedModel)."""
+def staged_folder(path, overwrite, is_ours=is_saved_model, mark=mark_saved_model):
+    """Yield a staging folder; on success it is marked (`mark(folder)`) and becomes
+    `path`, replacing an existing folder only when `overwrite` and `is_ours(path)`
+    (a SavedModel by default, a preset for `save_preset`)."""
     path = pathlib.Path(path)
     remove_stale_staging(path)
     staging = staging_name(path)
     os.mkdir(staging, 0o777)
     try:
         yield staging
-        mark_saved_model(staging)
+        mark(staging)
         if path.exists() or path.is_symlink():
-            if not overwrite or not is_saved_model(path):
+            if not overwrite or not is_ours(path):
                 raise FileExistsError(
                     f"{str(path)!r} appeared while exporting; it was kept and nothing "
                     "was written."

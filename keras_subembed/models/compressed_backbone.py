@@ -9,6 +9,7 @@ from keras_subembed.layers.embedding_kinds import EMBEDDING_KINDS
 from keras_subembed.layers.embedding_kinds import make_pretrained_embedding
 from keras_subembed.layers.embedding_kinds import register_embedding_kind
 from keras_subembed.models.positional_token_embedding import PositionalTokenEmbedding
+from keras_subembed.models.presets import save_to_preset
 
 SUPPORTED_BACKBONES = (
     "BertBackbone",
@@ -241,6 +242,8 @@ class CompressedBackbone(keras_hub.models.Backbone):
         self.token_embedding = token_embedding
         self.embedding_projection = embedding_projection
         self.source_backbone = backbone
+
+    save_to_preset = save_to_preset
 
     def get_config(self):
         config = super().get_config()

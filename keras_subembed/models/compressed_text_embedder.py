@@ -25,6 +25,28 @@ from keras_subembed.models.encoder_inputs import check_id_batch
 from keras_subembed.models.encoder_inputs import check_sentences
 from keras_subembed.models.encoder_inputs import is_token_id_dict
 from keras_subembed.models.encoder_inputs import narrow_ids
+from keras_subembed.models.presets import keep_model_sequence_length
+from keras_subembed.models.presets import save_to_preset
+
+
+def check_tokenizer_fits(preprocessor, backbone):
+    """`ValueError` when the tokenizer gives ids the token embedding has no row
+    for (a preset whose vocabulary and model do not belong together).
+
+    A preset's vocabulary is loaded after the model is built, so this runs
+    again when text is encoded.
+    """
+    tokenizer = getattr(preprocessor, "tokenizer", None)
+    if tokenizer is None or not getattr(tokenizer, "vocabulary", None):
+        return
+    size, input_dim = tokenizer.vocabulary_size(), backbone.token_embedding.input_dim
+    if size > input_dim:
+        raise ValueError(
+            f"The tokenizer's vocabulary has {size} tokens, but the token embedding takes "
+            f"ids below {input_dim} (its `input_dim`): text would give ids {input_dim}.."
+            f"{size - 1}, which have no row. The vocabulary and the model do not belong "
+            "together (check the preset's tokenizer files and config.json)."
+        )
 
 
 def _compressed_family(task_cls):
@@ -51,6 +73,14 @@ def _compressed_family(task_cls):
         left out (one sentence is segment 0, as in the exported signature).
         """
 
+        def __init__(self, backbone, preprocessor=None, **kwargs):
+            check_tokenizer_fits(preprocessor, backbone)
+            super().__init__(backbone, preprocessor=preprocessor, **kwargs)
+            # A preset saved later keeps this length, not an evaluation's.
+            keep_model_sequence_length(preprocessor)
+
+        save_to_preset = save_to_preset
+
         def __call__(self, inputs, *args, **kwargs):
             return super().__call__(self._with_segments(inputs), *args, **kwargs)
 
@@ -68,6 +98,8 @@ def _compressed_family(task_cls):
             if isinstance(x, (str, bytes)):
                 x = [x]  # one sentence, as `encode_text` takes it
             check_sentences(x, self.preprocessor)
+            if not isinstance(x, dict):  # text: the tokenizer's ids reach the embedding
+                check_tokenizer_fits(self.preprocessor, self.backbone)
             check_input_names(x, self.input)
             limit = getattr(self.backbone, "max_sequence_length", None)
             check_id_batch(x, self.backbone.token_embedding.input_dim,

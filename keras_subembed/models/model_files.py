@@ -10,6 +10,7 @@ import json
 import pathlib
 
 from keras_subembed.checks import check_positive_int
+from keras_subembed.models.presets import record_model_sequence_length
 
 
 def match_model_files(embedder, preset):
@@ -39,6 +40,8 @@ def match_model_files(embedder, preset):
     limit = model_sequence_limit(preset)
     if limit is not None and limit < preprocessor.sequence_length:
         preprocessor.sequence_length = limit
+    # What a saved preset keeps, whatever length is set for an evaluation.
+    record_model_sequence_length(preprocessor, preprocessor.sequence_length)
     return embedder
 
 

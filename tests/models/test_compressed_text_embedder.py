@@ -190,3 +190,80 @@ def test_preset_metadata_names_keras_hubs_task():
         small.save_to_preset(folder)
         with open(f"{folder}/metadata.json") as file:
             assert json.load(file)["tasks"] == ["BertTextEmbedder"]
+
+
+def read_preprocessor_length(folder):
+    import json
+
+    config = json.loads((Path(folder) / "preprocessor.json").read_text())
+    return config["config"]["sequence_length"]
+
+
+def test_save_to_preset_never_replaces_a_users_files(tmp_path):
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    # A Hugging Face model folder (the teacher's own), a user's Keras files.
+    hugging_face = tmp_path / "teacher"
+    hugging_face.mkdir()
+    (hugging_face / "config.json").write_text('{"model_type": "bert"}')
+    (hugging_face / "tokenizer.json").write_text('{"normalizer": null}')
+    users = tmp_path / "mine"
+    users.mkdir()
+    (users / "config.json").write_text("{}")
+    (users / "model.weights.h5").write_bytes(b"my weights")
+    for folder in (hugging_face, users):
+        before = {path.name: path.read_bytes() for path in folder.iterdir()}
+        for model in (small, small.backbone):
+            for overwrite in (False, True):
+                with pytest.raises(FileExistsError, match=re.escape(
+                        f"{str(folder)!r} holds files this package did not write "
+                        f"({', '.join(sorted(before))}): a preset never replaces them, "
+                        "overwrite=True included")):
+                    model.save_to_preset(str(folder), overwrite=overwrite)
+        assert {path.name: path.read_bytes() for path in folder.iterdir()} == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["mine", "teacher"]  # no staging left
+    # Our own preset: replaced only with overwrite=True; an empty folder is free.
+    ours = tmp_path / "ours"
+    ours.mkdir()
+    small.save_to_preset(str(ours))
+    with pytest.raises(FileExistsError, match="holds a preset; pass overwrite=True to replace it"):
+        small.save_to_preset(str(ours))
+    small.save_to_preset(str(ours), overwrite=True)
+    assert type(keras_hub.models.TextEmbedder.from_preset(str(ours))) is CompressedBertTextEmbedder
+    # ... but not once a file of the user's is in it.
+    (ours / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="notes.txt"):
+        small.save_to_preset(str(ours), overwrite=True)
+    assert (ours / "notes.txt").read_text() == "mine"
+
+
+def test_a_preset_keeps_the_models_own_sequence_length(tmp_path):
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)  # built at 12 tokens
+    small.preprocessor.sequence_length = 6  # an evaluation's length
+    small.save_to_preset(str(tmp_path / "own"))
+    assert read_preprocessor_length(tmp_path / "own") == 12
+    assert small.preprocessor.sequence_length == 6  # the live model is left as it was
+    small.save_to_preset(str(tmp_path / "asked"), sequence_length=8)
+    assert read_preprocessor_length(tmp_path / "asked") == 8
+    with pytest.raises(ValueError, match=r"`sequence_length` must be at most the model's limit "
+                       r"of 24 tokens. Received: sequence_length=100"):
+        small.save_to_preset(str(tmp_path / "long"), sequence_length=100)
+    # keras-hub's own embedders save the same way through `save_preset`.
+    teacher = make_bert_embedder()
+    teacher.preprocessor.sequence_length = 6
+    keras_subembed.models.save_preset(teacher, tmp_path / "teacher", sequence_length=12)
+    assert read_preprocessor_length(tmp_path / "teacher") == 12
+
+
+def test_a_preset_whose_vocabulary_outgrows_the_embedding_is_refused_at_encode(tmp_path):
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    small.save_to_preset(str(tmp_path / "preset"))
+    with open(tmp_path / "preset" / "assets" / "tokenizer" / "vocabulary.txt", "a") as file:
+        file.write("extra\nwords\n")
+    loaded = keras_hub.models.TextEmbedder.from_preset(str(tmp_path / "preset"))
+    size = len(VOCABULARY)
+    with pytest.raises(ValueError, match=re.escape(
+            f"The tokenizer's vocabulary has {size + 2} tokens, but the token embedding takes "
+            f"ids below {size} (its `input_dim`): text would give ids {size}..{size + 1}")):
+        loaded.encode_text(["extra words"], verbose=0)
+    # Ids known to fit still go in.
+    assert loaded.predict(ids(), verbose=0).shape == (3, 16)
