@@ -94,7 +94,12 @@ def is_exported_vocabulary(path, tflite_path):
             and metadata.get("vocabulary_sha256") == vocabulary_fingerprint(tokens))
 
 
-def check_file_target(path, overwrite, is_ours, what, keep=()):
+# How a refusal names the overwrite switch: the argument; `--overwrite` on
+# the command line.
+OVERWRITE = "overwrite=True"
+
+
+def check_file_target(path, overwrite, is_ours, what, keep=(), flag=OVERWRITE):
     """`path` as a `Path` once it may receive a new file, else a clear error.
 
     Args:
@@ -104,6 +109,7 @@ def check_file_target(path, overwrite, is_ours, what, keep=()):
             export wrote (the only kind `overwrite` replaces).
         what: what the file is, for messages (e.g. "a .tflite file").
         keep: paths that must never be written (the input model).
+        flag: how messages name the overwrite switch.
     """
     path = as_path(path)
     check_parent_folder(path)
@@ -114,16 +120,16 @@ def check_file_target(path, overwrite, is_ours, what, keep=()):
         )
     if path.exists() or path.is_symlink():
         if not overwrite:
-            raise FileExistsError(f"{str(path)!r} exists; pass overwrite=True to replace it.")
+            raise FileExistsError(f"{str(path)!r} exists; pass {flag} to replace it.")
         if not path.is_file() or not is_ours(path):
             raise FileExistsError(
-                f"{str(path)!r} exists and is not {what}; overwrite=True only replaces "
+                f"{str(path)!r} exists and is not {what}; {flag} only replaces "
                 "what an export wrote. Choose another path or remove it yourself."
             )
     return path
 
 
-def check_folder_target(path, overwrite, keep=()):
+def check_folder_target(path, overwrite, keep=(), flag=OVERWRITE):
     """`path` as a `Path` once a SavedModel folder may be written there."""
     path = as_path(path)
     check_parent_folder(path)
@@ -136,10 +142,10 @@ def check_folder_target(path, overwrite, keep=()):
         )
     if path.exists() or path.is_symlink():
         if not overwrite:
-            raise FileExistsError(f"{str(path)!r} exists; pass overwrite=True to replace it.")
+            raise FileExistsError(f"{str(path)!r} exists; pass {flag} to replace it.")
         if path.is_symlink() or not is_saved_model(path):
             raise FileExistsError(
-                f"{str(path)!r} exists and is not a SavedModel folder; overwrite=True only "
+                f"{str(path)!r} exists and is not a SavedModel folder; {flag} only "
                 "replaces a SavedModel. Choose another path or remove it yourself."
             )
     return path

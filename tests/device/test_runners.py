@@ -441,6 +441,16 @@ def test_search_text_output_is_never_its_vocabulary(exported, run_script, tmp_pa
     assert vocabulary.read_bytes() == exported["vocabulary"].read_bytes()
 
 
+def test_a_query_that_is_not_utf8_gives_one_clear_error(exported, run_script, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("one line\n", encoding="utf-8")
+    command = [sys.executable, str(DEVICE / "search_text.py"),
+               str(exported["folder"] / "encoder.tflite"), "--corpus", str(corpus), b"caf\xe9"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                            env=run_script.environment)
+    assert_clear_error(result, "error: the query 'caf?' is not UTF-8 text (character 4)")
+
+
 def test_search_text_into_a_folder_it_cannot_write_gives_one_clear_error(exported, run_script,
                                                                         tmp_path):
     corpus = tmp_path / "corpus.txt"

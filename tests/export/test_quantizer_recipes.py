@@ -167,3 +167,18 @@ def test_a_model_with_nothing_a_recipe_quantizes_is_refused_before_converting(tm
                        r"Dense and EinsumDense layers .* has none outside its token embedding"):
         export_tflite(own_encoder(dense=False), tmp_path / "x.tflite", quantization="int4_dynamic")
     assert not (tmp_path / "x.tflite").exists()
+
+
+def test_the_command_line_names_a_missing_extra_in_one_line_before_any_work(tmp_path, monkeypatch,
+                                                                              capsys):
+    from keras_subembed.export.cli import main as convert_main
+
+    monkeypatch.setitem(sys.modules, "ai_edge_quantizer", None)
+    monkeypatch.setattr("keras_subembed.export.model_parts.load_model",
+                        lambda *args: pytest.fail("loaded the model before checking"))
+    status = convert_main([str(tmp_path / "m.keras"), "--tflite", str(tmp_path / "m.tflite"),
+                           "--quantization", "int4_dynamic"])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err
+    assert err.startswith("error: quantization='int4_dynamic' needs the `ai-edge-quantizer` "
+                          "package") and len(err.strip().splitlines()) == 1
