@@ -19,6 +19,11 @@ SUPPORTED_BACKBONES = (
     "CompressedRobertaBackbone",
     "CompressedBackbone",
 )
+SUPPORTED_MESSAGE = (
+    f"Supported: {', '.join(SUPPORTED_BACKBONES)} (any keras-hub Backbone whose "
+    "token embedding is a layer of its functional graph, alone or inside "
+    "TokenAndPositionEmbedding)."
+)
 # keras-hub layers that own the token embedding together with the positions.
 _TOKEN_AND_POSITION_LAYERS = (
     keras_hub.layers.TokenAndPositionEmbedding,
@@ -135,11 +140,7 @@ def register_compressed_backbone_class(source_cls, compressed_cls):
 def _embedding_node(backbone):
     """The layer of `backbone`'s graph that holds its token embedding."""
     embedding = getattr(backbone, "token_embedding", None)
-    supported = (
-        f"Supported: {', '.join(SUPPORTED_BACKBONES)} (any keras-hub Backbone whose "
-        "token embedding is a layer of its functional graph, alone or inside "
-        "TokenAndPositionEmbedding)."
-    )
+    supported = SUPPORTED_MESSAGE
     if not isinstance(backbone, keras_hub.models.Backbone) or not isinstance(
         embedding, (keras.layers.Embedding, CompressedEmbedding)
     ):
@@ -221,10 +222,13 @@ class CompressedBackbone(keras_hub.models.Backbone):
         # Fresh layers (not the source's): each is then called once, in this
         # graph only, so `layer.output` stays unambiguous (distillation reads
         # hidden states that way).
-        graph = keras.models.clone_model(
-            source,
-            clone_function=lambda layer: replacement if layer is node else _fresh_copy(layer),
-        )
+        try:
+            graph = keras.models.clone_model(
+                source,
+                clone_function=lambda layer: replacement if layer is node else _fresh_copy(layer),
+            )
+        except Exception as error:  # a layer that cannot be rebuilt from its config
+            raise _not_copyable(source, error) from error
         super().__init__(
             inputs=graph.input,
             outputs=graph.output,
@@ -256,6 +260,26 @@ class CompressedBackbone(keras_hub.models.Backbone):
         if self.embedding_projection is not None:
             config["embedding_projection"] = keras.layers.serialize(self.embedding_projection)
         return config
+
+
+def _not_copyable(backbone, error):
+    """The TypeError for a backbone whose layers cannot be rebuilt (a decoder
+    such as Gemma, whose RMSNormalization has no config)."""
+    reason = " ".join(str(error).split())
+    return TypeError(
+        f"Cannot compress a {type(backbone).__name__}: it is not a supported text encoder "
+        f"(its layers cannot be copied: {type(error).__name__}: {reason[:120]}"
+        f"{'...' if len(reason) > 120 else ''}). {SUPPORTED_MESSAGE}"
+    )
+
+
+def _check_copyable(backbone):
+    """Fail before any codes are fitted when a layer has no usable config."""
+    for layer in backbone.layers:
+        try:
+            layer.get_config()
+        except Exception as error:
+            raise _not_copyable(backbone, error) from error
 
 
 def _fresh_copy(layer):
@@ -326,6 +350,7 @@ def compress_backbone(
     ...     {"num_tables": 2, "rows_per_table": 1024})
     """
     _embedding_node(backbone)  # a clear error before any work
+    _check_copyable(backbone)
     source_embedding = backbone.token_embedding
     token_embedding = pretrained_token_embedding(
         dense_table(source_embedding),
