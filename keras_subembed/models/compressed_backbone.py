@@ -249,6 +249,17 @@ class CompressedBackbone(keras_hub.models.Backbone):
 
     save_to_preset = save_to_preset
 
+    def load_weights(self, filepath, *args, **kwargs):
+        try:
+            return super().load_weights(filepath, *args, **kwargs)
+        except ValueError as error:
+            # Keras says "expected 5 variables, but received 0" when a preset's
+            # config was edited; name the shapes that differ instead.
+            mismatch = _token_embedding_mismatch(self.token_embedding, filepath)
+            if mismatch is None:
+                raise
+            raise ValueError(mismatch) from error
+
     def get_config(self):
         config = super().get_config()
         config.update(
@@ -260,6 +271,36 @@ class CompressedBackbone(keras_hub.models.Backbone):
         if self.embedding_projection is not None:
             config["embedding_projection"] = keras.layers.serialize(self.embedding_projection)
         return config
+
+
+def _token_embedding_mismatch(embedding, filepath):
+    """A message naming how `embedding`'s weights differ from those stored for it
+    in the `.weights.h5` file, or None when they agree (or cannot be read)."""
+    import h5py
+
+    stored = []
+
+    def visit(name, item):
+        if isinstance(item, h5py.Group) and item.attrs.get("name") == embedding.name:
+            stored.extend(tuple(item[key].shape) for key in sorted(item, key=int))
+
+    try:
+        with h5py.File(filepath, "r") as file:
+            file.visititems(visit)
+    except (OSError, ValueError):
+        return None
+    wanted = [(weight.path.split("/")[-1], tuple(weight.shape)) for weight in embedding.weights]
+    if stored == [shape for _, shape in wanted]:
+        return None
+    config = {key: value for key, value in embedding.get_config().items()
+              if key in ("input_dim", "output_dim", "num_tables", "rows_per_table", "pack_codes")}
+    return (
+        f"The weights file {str(filepath)!r} does not fit the model its config describes: "
+        f"the token embedding {embedding.name!r} ({type(embedding).__name__}, {config}) needs "
+        f"weights {', '.join(f'{name} {shape}' for name, shape in wanted)}; the file holds "
+        f"{', '.join(map(str, stored)) or 'none under that name'}. Was the preset's "
+        "config.json or task.json edited?"
+    )
 
 
 def _not_copyable(backbone, error):

@@ -172,3 +172,39 @@ def save_to_preset(self, preset_dir, max_shard_size=10, overwrite=False, sequenc
         return _keras_hub_class(self).save_to_preset(self, preset_dir, max_shard_size=max_shard_size)
     return save_preset(self, preset_dir, overwrite=overwrite,
                        sequence_length=sequence_length, max_shard_size=max_shard_size)
+
+
+def _name_missing_weights():
+    """Make keras-hub name `model.weights.h5` when a preset of ours has no weights.
+
+    keras-hub looks for the single file, then for the sharded index
+    `model.weights.json`, and reports only the latter missing. Its loader has
+    no hook, so its weight-loading step is wrapped, for this package's
+    backbones only; nothing changes when keras-hub's internals do.
+    """
+    try:
+        from keras_hub.src.utils import preset_utils
+    except ImportError:  # pragma: no cover - another keras-hub layout
+        return
+    loader = getattr(preset_utils, "KerasPresetLoader", None)
+    original = getattr(loader, "_load_backbone_weights", None)
+    if original is None or getattr(original, "_keras_subembed", False):
+        return
+
+    def _load_backbone_weights(self, backbone):
+        from keras_subembed.models.compressed_backbone import CompressedBackbone
+
+        files = (preset_utils.MODEL_WEIGHTS_FILE, preset_utils.SHARDED_MODEL_WEIGHTS_CONFIG_FILE)
+        if isinstance(backbone, CompressedBackbone) and not any(
+                preset_utils.check_file_exists(self.preset, name) for name in files):
+            raise FileNotFoundError(
+                f"The preset {str(self.preset)!r} has no weights: {files[0]} is missing "
+                f"(nor is it sharded: no {files[1]})."
+            )
+        return original(self, backbone)
+
+    _load_backbone_weights._keras_subembed = True
+    loader._load_backbone_weights = _load_backbone_weights
+
+
+_name_missing_weights()

@@ -267,3 +267,35 @@ def test_a_preset_whose_vocabulary_outgrows_the_embedding_is_refused_at_encode(t
         loaded.encode_text(["extra words"], verbose=0)
     # Ids known to fit still go in.
     assert loaded.predict(ids(), verbose=0).shape == (3, 16)
+
+
+@pytest.mark.parametrize("key, value", [("rows_per_table", 16), ("num_tables", 2),
+                                        ("pack_codes", False)])
+def test_an_edited_preset_config_names_the_shapes_that_differ(key, value, tmp_path):
+    import json
+
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    small.save_to_preset(str(tmp_path / "preset"))
+    for name in ("config.json", "task.json"):
+        path = tmp_path / "preset" / name
+        config = json.loads(path.read_text())
+        backbone = config["config"] if name == "config.json" else config["config"]["backbone"]["config"]
+        backbone["token_embedding"]["config"][key] = value
+        path.write_text(json.dumps(config))
+    for door in (keras_hub.models.Backbone, keras_hub.models.TextEmbedder):
+        with pytest.raises(ValueError, match=r"does not fit the model its config describes: the "
+                           r"token embedding 'token_embedding' \(SubEmbedding, .*\) needs weights "
+                           r"sub_table_0 .*; the file holds \(8, 4\), \(8, 4\), \(8, 4\), \(8, 4\), "
+                           r"\(42, 2\)\. Was the preset's config.json or task.json edited\?"):
+            door.from_preset(str(tmp_path / "preset"))
+
+
+def test_a_preset_without_its_weights_file_names_it(tmp_path):
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    small.save_to_preset(str(tmp_path / "preset"))
+    (tmp_path / "preset" / "model.weights.h5").unlink()
+    for door in (keras_hub.models.Backbone, keras_hub.models.TextEmbedder):
+        with pytest.raises(FileNotFoundError, match=re.escape(
+                f"The preset {str(tmp_path / 'preset')!r} has no weights: model.weights.h5 is "
+                "missing (nor is it sharded: no model.weights.json).")):
+            door.from_preset(str(tmp_path / "preset"))
