@@ -88,11 +88,14 @@ def export_tflite(
         quantization: `None` (float32), `"dynamic"` (int8 weights), `"float16"`
             or `"int8"` (weights and activations; needs
             `representative_dataset`, a callable yielding `{name: array}`),
-            or an `ai-edge-quantizer` recipe for the transformer's weights
-            (the `quantize` extra): `"int8_weight_only"`,
-            `"int4_weight_only"`, `"int4_dynamic"`,
+            or an `ai-edge-quantizer` recipe (the `quantize` extra):
+            `"int8_weight_only"`, `"int4_weight_only"`, `"int4_dynamic"`,
             `"int4_blockwise32_dynamic"`,
-            `"int4_blockwise32_dynamic_int8_attention_output"`.
+            `"int4_blockwise32_dynamic_int8_attention_output"`. A recipe
+            stores every `Dense` / `EinsumDense` kernel outside the token
+            embedding with its bits (a model with none is refused); the
+            report's `quantized_ops` and `constant_bytes` say what the file
+            holds.
         embedding_mode: `"compressed"` keeps the compressed computation in the
             file (small); `"frozen"` stores the embeddings whose class has
             `freeze_speeds_up` (ALONE, DeFINE) as one lookup table (fast).
