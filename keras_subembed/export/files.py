@@ -134,12 +134,7 @@ def check_folder_target(path, overwrite, keep=(), flag=OVERWRITE):
     path = as_path(path)
     check_parent_folder(path)
     check_not_kept(path, keep)
-    resolved = path.resolve()
-    if resolved == pathlib.Path.cwd().resolve() or resolved in pathlib.Path.cwd().resolve().parents:
-        raise ValueError(
-            f"{str(path)!r} is the current folder or one of its parents; "
-            "give a new folder name for the SavedModel."
-        )
+    check_not_current_folder(path, "the SavedModel")
     if path.exists() or path.is_symlink():
         if not overwrite:
             raise FileExistsError(f"{str(path)!r} exists; pass {flag} to replace it.")
@@ -149,6 +144,16 @@ def check_folder_target(path, overwrite, keep=(), flag=OVERWRITE):
                 "replaces a SavedModel. Choose another path or remove it yourself."
             )
     return path
+
+
+def check_not_current_folder(path, what):
+    """Refuse the current folder or a parent: a folder output replaces its target whole."""
+    resolved, cwd = path.resolve(), pathlib.Path.cwd().resolve()
+    if resolved == cwd or resolved in cwd.parents:
+        raise ValueError(
+            f"{str(path)!r} is the current folder or one of its parents; "
+            f"give a new folder name for {what}."
+        )
 
 
 def as_path(path):

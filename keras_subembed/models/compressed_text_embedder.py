@@ -29,6 +29,28 @@ from keras_subembed.models.presets import keep_model_sequence_length
 from keras_subembed.models.presets import save_to_preset
 
 
+def tokenizer_fingerprint(preprocessor):
+    """SHA-256 of the preprocessor's vocabulary (as the export records it), or None."""
+    from keras_subembed.export.files import vocabulary_fingerprint
+
+    vocabulary = getattr(getattr(preprocessor, "tokenizer", None), "vocabulary", None)
+    return vocabulary_fingerprint(vocabulary) if vocabulary else None  # ~1 ms for 30k tokens
+
+
+def check_saved_vocabulary(preprocessor, vocabulary_sha256):
+    """`ValueError` when the tokenizer's vocabulary is not the one the model was
+    saved with (a preset whose vocabulary file was replaced, even by one of the
+    same size, would silently give other tokens' vectors)."""
+    found = tokenizer_fingerprint(preprocessor)
+    if vocabulary_sha256 is None or found is None or found == vocabulary_sha256:
+        return
+    raise ValueError(
+        f"The tokenizer's vocabulary (sha256 {found[:12]}) is not the one this model was "
+        f"saved with (sha256 {vocabulary_sha256[:12]}): its ids would pick other tokens' "
+        "vectors. Restore the preset's own vocabulary file."
+    )
+
+
 def check_tokenizer_fits(preprocessor, backbone):
     """`ValueError` when the tokenizer gives ids the token embedding has no row
     for (a preset whose vocabulary and model do not belong together).
@@ -73,11 +95,20 @@ def _compressed_family(task_cls):
         left out (one sentence is segment 0, as in the exported signature).
         """
 
-        def __init__(self, backbone, preprocessor=None, **kwargs):
+        def __init__(self, backbone, preprocessor=None, vocabulary_sha256=None, **kwargs):
             check_tokenizer_fits(preprocessor, backbone)
             super().__init__(backbone, preprocessor=preprocessor, **kwargs)
             # A preset saved later keeps this length, not an evaluation's.
             keep_model_sequence_length(preprocessor)
+            # The vocabulary the model was saved with: a preset loads its
+            # vocabulary after the model is built, so text checks it then.
+            self.vocabulary_sha256 = vocabulary_sha256
+
+        def get_config(self):
+            config = super().get_config()
+            config["vocabulary_sha256"] = tokenizer_fingerprint(self.preprocessor) or (
+                self.vocabulary_sha256)
+            return config
 
         save_to_preset = save_to_preset
 
@@ -100,6 +131,7 @@ def _compressed_family(task_cls):
             check_sentences(x, self.preprocessor)
             if not isinstance(x, dict):  # text: the tokenizer's ids reach the embedding
                 check_tokenizer_fits(self.preprocessor, self.backbone)
+                check_saved_vocabulary(self.preprocessor, self.vocabulary_sha256)
             check_input_names(x, self.input)
             limit = getattr(self.backbone, "max_sequence_length", None)
             check_id_batch(x, self.backbone.token_embedding.input_dim,

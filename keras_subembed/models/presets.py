@@ -73,9 +73,14 @@ def check_preset_target(path, overwrite):
 
     path = files.as_path(path)
     files.check_parent_folder(path)
+    files.check_not_current_folder(path, "the preset")
     if not (path.exists() or path.is_symlink()) or _is_empty_folder(path):
         return path
-    if not path.is_dir() or path.is_symlink():
+    if path.is_symlink():
+        raise FileExistsError(
+            f"{str(path)!r} is a link; a preset replaces only a folder it wrote, never "
+            "what a link points to. Give the folder itself or a new one.")
+    if not path.is_dir():
         raise FileExistsError(
             f"{str(path)!r} exists and is not a folder; give a folder for the preset.")
     if not is_preset_folder(path):

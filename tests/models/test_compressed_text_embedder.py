@@ -199,7 +199,7 @@ def read_preprocessor_length(folder):
     return config["config"]["sequence_length"]
 
 
-def test_save_to_preset_never_replaces_a_users_files(tmp_path):
+def test_save_to_preset_never_replaces_a_users_files(tmp_path, monkeypatch):
     small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
     # A Hugging Face model folder (the teacher's own), a user's Keras files.
     hugging_face = tmp_path / "teacher"
@@ -234,6 +234,18 @@ def test_save_to_preset_never_replaces_a_users_files(tmp_path):
     with pytest.raises(FileExistsError, match="notes.txt"):
         small.save_to_preset(str(ours), overwrite=True)
     assert (ours / "notes.txt").read_text() == "mine"
+    # A link is never followed; the current folder (even empty) is never replaced.
+    (tmp_path / "link").symlink_to(users)
+    with pytest.raises(FileExistsError, match="is a link; a preset replaces only a folder it wrote"):
+        small.save_to_preset(str(tmp_path / "link"), overwrite=True)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    with pytest.raises(ValueError, match=re.escape(
+            "'.' is the current folder or one of its parents; give a new folder name for the "
+            "preset.")):
+        small.save_to_preset(".")
+    assert empty.is_dir() and not any(empty.iterdir())
 
 
 def test_a_preset_keeps_the_models_own_sequence_length(tmp_path):
@@ -299,3 +311,19 @@ def test_a_preset_without_its_weights_file_names_it(tmp_path):
                 f"The preset {str(tmp_path / 'preset')!r} has no weights: model.weights.h5 is "
                 "missing (nor is it sharded: no model.weights.json).")):
             door.from_preset(str(tmp_path / "preset"))
+
+
+def test_a_preset_whose_vocabulary_was_replaced_is_refused_at_encode(tmp_path):
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    small.save_to_preset(str(tmp_path / "preset"))
+    path = tmp_path / "preset" / "assets" / "tokenizer" / "vocabulary.txt"
+    tokens = path.read_text().splitlines()
+    path.write_text("\n".join(tokens[:5] + tokens[5:][::-1]) + "\n")  # same size, other order
+    loaded = keras_hub.models.TextEmbedder.from_preset(str(tmp_path / "preset"))
+    with pytest.raises(ValueError, match=r"The tokenizer's vocabulary \(sha256 \w+\) is not the "
+                       r"one this model was saved with \(sha256 \w+\)"):
+        loaded.encode_text(TEXTS, verbose=0)
+    path.write_text("\n".join(tokens) + "\n")
+    np.testing.assert_allclose(
+        np.asarray(keras_hub.models.TextEmbedder.from_preset(str(tmp_path / "preset")).encode_text(
+            TEXTS, verbose=0)), np.asarray(small.encode_text(TEXTS, verbose=0)), atol=1e-6)
