@@ -51,6 +51,22 @@ def check_saved_vocabulary(preprocessor, vocabulary_sha256):
     )
 
 
+def check_text_preprocessing(preprocessor, backbone, vocabulary_sha256):
+    """What text must meet before `predict` tokenizes it: a vocabulary that fits
+    the embedding and is the one saved with the model, and a padded length the
+    position table holds (else a graph error deep in the backbone)."""
+    check_tokenizer_fits(preprocessor, backbone)
+    check_saved_vocabulary(preprocessor, vocabulary_sha256)
+    limit = getattr(backbone, "max_sequence_length", None)
+    length = getattr(preprocessor, "sequence_length", None)
+    if isinstance(limit, int) and isinstance(length, int) and length > limit:
+        raise ValueError(
+            f"The preprocessor pads text to {length} tokens; the model takes at most "
+            f"{limit} (its `max_sequence_length`). Set `preprocessor.sequence_length` "
+            f"to {limit} or less."
+        )
+
+
 def check_tokenizer_fits(preprocessor, backbone):
     """`ValueError` when the tokenizer gives ids the token embedding has no row
     for (a preset whose vocabulary and model do not belong together).
@@ -129,9 +145,9 @@ def _compressed_family(task_cls):
             if isinstance(x, (str, bytes)):
                 x = [x]  # one sentence, as `encode_text` takes it
             check_sentences(x, self.preprocessor)
-            if not isinstance(x, dict):  # text: the tokenizer's ids reach the embedding
-                check_tokenizer_fits(self.preprocessor, self.backbone)
-                check_saved_vocabulary(self.preprocessor, self.vocabulary_sha256)
+            if not isinstance(x, dict):  # text: the preprocessor's ids reach the model
+                check_text_preprocessing(self.preprocessor, self.backbone,
+                                         self.vocabulary_sha256)
             check_input_names(x, self.input)
             limit = getattr(self.backbone, "max_sequence_length", None)
             check_id_batch(x, self.backbone.token_embedding.input_dim,

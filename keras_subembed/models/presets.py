@@ -120,6 +120,11 @@ def save_preset(model, preset_dir, overwrite=False, sequence_length=None, max_sh
     from keras_subembed.export import files
     from keras_subembed.models.model_files import check_sequence_length
 
+    if not isinstance(model, (keras_hub.models.Task, keras_hub.models.Backbone)):
+        raise TypeError(
+            "`model` must be a keras-hub Task (e.g. a TextEmbedder) or Backbone: only they "
+            f"load back from a preset. Received: model={model!r:.80} (a {type(model).__name__})"
+        )
     path = check_preset_target(preset_dir, overwrite)
     preprocessor = getattr(model, "preprocessor", None)
     if sequence_length is not None:

@@ -134,6 +134,11 @@ def test_a_compressed_embedder_names_bad_input_before_tracing():
         small.predict(bad, verbose=0)
     with pytest.raises(TypeError, match="`x` must hold sentences"):
         small.predict([1, 2], verbose=0)
+    small.preprocessor.sequence_length = 30  # beyond the 24 positions the model has
+    with pytest.raises(ValueError, match=re.escape(
+            "The preprocessor pads text to 30 tokens; the model takes at most 24 (its "
+            "`max_sequence_length`)")):
+        small.encode_text(TEXTS, verbose=0)
 
 
 def test_a_preset_loads_back_through_keras_hub_in_a_fresh_process(tmp_path):
@@ -264,6 +269,9 @@ def test_a_preset_keeps_the_models_own_sequence_length(tmp_path):
     teacher.preprocessor.sequence_length = 6
     keras_subembed.models.save_preset(teacher, tmp_path / "teacher", sequence_length=12)
     assert read_preprocessor_length(tmp_path / "teacher") == 12
+    with pytest.raises(TypeError, match=re.escape(
+            "`model` must be a keras-hub Task (e.g. a TextEmbedder) or Backbone")):
+        keras_subembed.models.save_preset(keras.Sequential(), tmp_path / "plain")
 
 
 def test_a_preset_whose_vocabulary_outgrows_the_embedding_is_refused_at_encode(tmp_path):
