@@ -88,7 +88,8 @@ def check_preset_target(path, overwrite):
         raise FileExistsError(
             f"{str(path)!r} holds files this package did not write ({', '.join(found[:6])}"
             f"{', ...' if len(found) > 6 else ''}): a preset never replaces them, "
-            "overwrite=True included. Choose a new folder."
+            "overwrite=True included. Choose a new folder (a preset saved before presets "
+            f"carried the marker {PRESET_MARKER} is not replaced either: remove it yourself)."
         )
     if not overwrite:
         raise FileExistsError(
