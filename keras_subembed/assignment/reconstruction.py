@@ -3,22 +3,38 @@
 import numpy as np
 
 
-def least_squares_sub_tables(embeddings, codes, rows_per_table, sub_widths):
+def least_squares_sub_tables(embeddings, codes, rows_per_table, sub_widths, weights=None):
     """Sub-tables that best rebuild `embeddings` (in squared error) from `codes`.
 
     With codes fixed, each sub-table row is fitted independently: row r of
-    table k is the mean of column chunk k over the tokens whose code k is r.
-    Rows no token uses are zeros (no id looks them up).
+    table k is the mean of column chunk k over the tokens whose code k is r,
+    weighted by `weights` (one non-negative weight per token) when given, so
+    the error that counts is the heavy tokens'. A row whose tokens all weigh
+    zero takes their plain mean; rows no token uses are zeros.
     """
+    weights = np.ones(len(codes)) if weights is None else np.asarray(weights, np.float64)
     boundaries = np.concatenate([[0], np.cumsum(sub_widths)])
     tables = []
     for k, width in enumerate(sub_widths):
         chunk = embeddings[:, boundaries[k] : boundaries[k + 1]].astype(np.float64)
-        sums = np.zeros((rows_per_table, width))
-        np.add.at(sums, codes[:, k], chunk)
-        counts = np.bincount(codes[:, k], minlength=rows_per_table)[:, None]
-        tables.append((sums / np.maximum(counts, 1)).astype(np.float32))
+        tables.append(
+            np.where(
+                (_row_mass(codes[:, k], weights, rows_per_table) > 0)[:, None],
+                _row_means(chunk, codes[:, k], weights, rows_per_table),
+                _row_means(chunk, codes[:, k], np.ones(len(codes)), rows_per_table),
+            ).astype(np.float32)
+        )
     return tables
+
+
+def _row_mass(rows, weights, num_rows):
+    return np.bincount(rows, weights=weights, minlength=num_rows)
+
+
+def _row_means(chunk, rows, weights, num_rows):
+    sums = np.zeros((num_rows, chunk.shape[1]))
+    np.add.at(sums, rows, chunk * weights[:, None])
+    return sums / np.maximum(_row_mass(rows, weights, num_rows), 1e-300)[:, None]
 
 
 def reconstruction_quality(original, reconstructed):

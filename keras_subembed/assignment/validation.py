@@ -116,3 +116,34 @@ def check_reserved_codes(codes, reserved_ids):
             "ordinary id uses. Reserved ids sharing every row with ordinary "
             f"ids: {_listed(sharing)}."
         )
+
+
+def check_token_weights(weights, num_ids, name="weights"):
+    """Per-token weights as a float64 `(num_ids,)` array, or `ValueError` saying what is wrong.
+
+    Weights must be finite, non-negative and not all zero; a token of weight
+    zero still gets a code, it just does not pull any centroid.
+    """
+    array = np.asarray(weights)
+    if array.dtype == bool or not (
+        np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
+    ):
+        raise ValueError(
+            f"`{name}` must be a numeric array of one weight per token. "
+            f"Received dtype {array.dtype}."
+        )
+    if array.shape != (num_ids,):
+        raise ValueError(
+            f"`{name}` must have shape ({num_ids},): one weight per id of the table. "
+            f"Received shape {array.shape}."
+        )
+    array = array.astype(np.float64)
+    bad = np.flatnonzero(~np.isfinite(array) | (array < 0))
+    if bad.size:
+        raise ValueError(
+            f"`{name}` must be finite and >= 0. Bad values at ids {_listed(bad)} "
+            f"({_listed(array[bad[:_MAX_LISTED]].tolist())})."
+        )
+    if not array.any():
+        raise ValueError(f"`{name}` are all zero: at least one token needs a positive weight.")
+    return array

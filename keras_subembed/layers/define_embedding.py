@@ -140,7 +140,9 @@ class DeFINEEmbedding(CompressedEmbedding):
         When `map_layer` is a dict of `SubEmbedding.from_pretrained` arguments
         (no `"class_name"`), the map is a `SubEmbedding` fitted to the table's
         top `map_dim` principal components (default 128), so the map starts
-        from what the table knows; any other `map_layer` is used as given.
+        from what the table knows (clustered codes unless `"assignment"` says
+        otherwise: the map's rows must tell tokens apart); any other
+        `map_layer` is used as given.
         The group transform and reduction start from their initialisers.
 
         Example:
@@ -158,7 +160,7 @@ class DeFINEEmbedding(CompressedEmbedding):
                 verbose=verbose,
                 name="define_map",
                 dtype=kwargs.get("dtype"),
-                **map_layer,
+                **{"assignment": "clustered", **map_layer},
             )
             kwargs.pop("map_dim")
         return super().from_pretrained(table, map_layer=map_layer, **kwargs)

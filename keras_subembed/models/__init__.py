@@ -19,6 +19,7 @@ from keras_subembed.models.model_files import match_model_files
 from keras_subembed.models.positional_token_embedding import PositionalTokenEmbedding
 from keras_subembed.models.presets import save_preset
 from keras_subembed.models.sentence_vectors import sentence_vectors
+from keras_subembed.models.token_weights import token_weights
 # Deprecated aliases (release 0.2): importable, not in __all__.
 from keras_subembed.models.sentence_encoder import SentenceEncoder  # noqa: F401
 from keras_subembed.models.sentence_encoder_preprocessor import SentenceEncoderPreprocessor  # noqa: F401
@@ -41,4 +42,5 @@ __all__ = [
     "pretrained_token_embedding",
     "save_preset",
     "sentence_vectors",
+    "token_weights",
 ]

@@ -197,7 +197,9 @@ def compressed_embedder_class(embedder):
     )
 
 
-def compress_text_embedder(embedder, embedding="sub", embedding_kwargs=None, verbose=False):
+def compress_text_embedder(
+    embedder, embedding="sub", embedding_kwargs=None, verbose=False, max_sequence_length=None
+):
     """A keras-hub `TextEmbedder` with its backbone's token table compressed.
 
     The backbone goes through `compress_backbone` (every other weight
@@ -213,8 +215,16 @@ def compress_text_embedder(embedder, embedding="sub", embedding_kwargs=None, ver
     (1, 384)
     """
     embedder_cls = compressed_embedder_class(embedder)
+    length = getattr(embedder.preprocessor, "sequence_length", None)
+    if max_sequence_length is not None and isinstance(length, int) and length > max_sequence_length:
+        raise ValueError(
+            f"The embedder's preprocessor packs {length} tokens, more than "
+            f"`max_sequence_length={max_sequence_length}`: set "
+            f"`embedder.preprocessor.sequence_length` to at most {max_sequence_length} first."
+        )
     backbone = compress_backbone(
-        embedder.backbone, embedding, embedding_kwargs, verbose=verbose)
+        embedder.backbone, embedding, embedding_kwargs, verbose=verbose,
+        max_sequence_length=max_sequence_length)
     return embedder_cls(
         backbone,
         preprocessor=embedder.preprocessor,

@@ -6,7 +6,8 @@ from keras_subembed.models.compressed_backbone import compress_backbone
 from keras_subembed.models.compressed_text_embedder import compress_text_embedder
 
 
-def compress(model, embedding="sub", embedding_kwargs=None, verbose=False):
+def compress(model, embedding="sub", embedding_kwargs=None, verbose=False,
+             max_sequence_length=None):
     """A copy of a keras-hub model whose token table is compressed.
 
     Args:
@@ -19,8 +20,14 @@ def compress(model, embedding="sub", embedding_kwargs=None, verbose=False):
         embedding: `"sub"`, `"define"`, `"alone"`, `"embedding"` (an exact
             dense copy) or a layer with the model's vocabulary size and width.
         embedding_kwargs: the kind's `from_pretrained` arguments, e.g.
-            `{"assignment": "product", "num_tables": 32, "rows_per_table": 256}`.
+            `{"assignment": "product", "num_tables": 32, "rows_per_table": 256}`
+            (add `"token_weights": token_weights(model, texts)` to fit the
+            codes to the tokens your text uses, and `"row_scales": True` for
+            one byte of length per token).
         verbose: show the progress of fitting codes.
+        max_sequence_length: optional; keep only this many rows of the
+            position table (the length the model was trained on, when it
+            carries more).
 
     Every weight but the token table is copied exactly; the new table starts
     from the pretrained one (see `pretrained_token_embedding`).
@@ -33,9 +40,11 @@ def compress(model, embedding="sub", embedding_kwargs=None, verbose=False):
     (1, 384)
     """
     if isinstance(model, keras_hub.models.TextEmbedder):
-        return compress_text_embedder(model, embedding, embedding_kwargs, verbose=verbose)
+        return compress_text_embedder(model, embedding, embedding_kwargs, verbose=verbose,
+                                      max_sequence_length=max_sequence_length)
     if isinstance(model, keras_hub.models.Backbone):
-        return compress_backbone(model, embedding, embedding_kwargs, verbose=verbose)
+        return compress_backbone(model, embedding, embedding_kwargs, verbose=verbose,
+                                 max_sequence_length=max_sequence_length)
     raise TypeError(
         "`model` must be a keras-hub TextEmbedder (e.g. BertTextEmbedder) or a text-"
         f"encoder Backbone (e.g. BertBackbone). Received: model={model!r:.80} "

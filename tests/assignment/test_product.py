@@ -60,7 +60,7 @@ def test_each_code_is_the_nearest_centroid_of_its_sub_space():
 
 def test_reconstruction_beats_clustered_codes_with_fewer_bytes():
     table, (num_tables, rows) = real_or_synthetic_table()
-    clustered = SubEmbedding.from_pretrained(table, num_tables=2, rows_per_table=64)
+    clustered = SubEmbedding.from_pretrained(table, num_tables=2, rows_per_table=64, assignment="clustered")
     product = SubEmbedding.from_pretrained(
         table, num_tables=num_tables, assignment="product", rows_per_table=rows
     )
@@ -89,7 +89,9 @@ def test_distinct_gives_every_token_its_own_tuple_and_still_beats_clustered():
     )
     assert layer.distinct_codes and layer.compression_report().shared_code_tokens == 0
     # 1,497 tokens in 42 x 42 ordinary tuples: crowded, yet better than Algorithm 2.
-    clustered = SubEmbedding.from_pretrained(table, num_tables=2, rows_per_table=45, reserved_ids=RESERVED)
+    clustered = SubEmbedding.from_pretrained(
+        table, num_tables=2, rows_per_table=45, reserved_ids=RESERVED, assignment="clustered"
+    )
     quality = reconstruction_quality(table, layer.embedding_table())["mean_cosine"]
     assert quality > reconstruction_quality(table, clustered.embedding_table())["mean_cosine"] + 0.03
 

@@ -147,7 +147,10 @@ def loss_and_gradients(layer_or_model, loss_fn, inputs, jit=False):
             # A variable the loss does not reach gets zeros, as on JAX (TF: None).
             gradients = tape.gradient(loss, variables)
             zeros = [ops.zeros(v.shape, v.dtype) for v in variables]
-            return outputs, [g if g is not None else z for g, z in zip(gradients, zeros)]
+            # A weight reached only through gathers gets IndexedSlices: densify.
+            return outputs, [
+                tf.convert_to_tensor(g) if g is not None else z for g, z in zip(gradients, zeros)
+            ]
 
         step = tf.function(step, jit_compile=True) if jit else step
         outputs, gradients = step()

@@ -46,16 +46,24 @@ VARIANTS = {
     ),
     # 2-bit codes, four per byte, uneven widths (16 / 5) and a part-filled last byte.
     "packed_2bit": dict(assignment="random", seed=4, num_tables=5, rows_per_table=4),
+    # Every vector scaled by one of 256 levels picked by a stored byte per token.
+    "random_row_scales": dict(assignment="random", seed=3, reserved_ids=RESERVED, row_scales=True),
 }
 
 
 def make_layer(variant, vocab=VOCAB, width=WIDTH, **kwargs):
-    return SubEmbedding(
+    layer = SubEmbedding(
         vocab,
         width,
         embeddings_initializer=keras.initializers.RandomNormal(seed=11),
         **{**VARIANTS[variant], **kwargs},
     )
+    if layer.row_scales:  # levels other than the initial ones, on every level code
+        layer.build()
+        rng = np.random.default_rng(6)
+        layer.scale_levels.assign(rng.uniform(0.5, 2.0, size=256).astype("float32"))
+        layer.scale_codes.assign(rng.integers(0, 256, size=vocab).astype("uint8"))
+    return layer
 
 
 def numpy_lookup(layer, ids):
@@ -69,9 +77,11 @@ def numpy_lookup(layer, ids):
     else:
         codes = np.asarray(layer.codes).astype(np.int64)
     tables = [np.asarray(table) for table in layer.sub_tables]
-    return np.concatenate(
-        [table[codes[ids, k]] for k, table in enumerate(tables)], axis=-1
-    )
+    vectors = np.concatenate([table[codes[ids, k]] for k, table in enumerate(tables)], axis=-1)
+    if layer.row_scales:
+        scales = np.asarray(layer.scale_levels)[np.asarray(layer.scale_codes)[ids]]
+        vectors = vectors * scales[..., None]
+    return vectors
 
 
 # --- sizes -----------------------------------------------------------------
@@ -199,7 +209,7 @@ def narrow_tables_layer():
 
 
 @pytest.mark.parametrize("along_columns", [False, True], ids=["row_layout", "column_layout"])
-@pytest.mark.parametrize("variant", ["random", "random_reserved", "narrow_tables"])
+@pytest.mark.parametrize("variant", ["random", "random_reserved", "narrow_tables", "random_row_scales"])
 def test_stored_code_logits_equal_dense_product_in_both_layouts(variant, along_columns, monkeypatch):
     # The gather layout follows XLA and the device (see `_gathered_logits`);
     # both must give the same logits, eager and compiled, wherever tests run.
@@ -214,7 +224,9 @@ def test_stored_code_logits_equal_dense_product_in_both_layouts(variant, along_c
         assert_float32_close(logits, expected, width)
 
 
-@pytest.mark.parametrize("variant", ["digits_reserved", "random", "uneven_widths", "packed_2bit"])
+@pytest.mark.parametrize(
+    "variant", ["digits_reserved", "random", "uneven_widths", "packed_2bit", "random_row_scales"]
+)
 def test_gpu_layout_of_the_lookup_equals_the_concatenation(variant, monkeypatch):
     # Where JAX compiles for a GPU, the sub-vectors are zero-padded and summed
     # instead of concatenated (`side_by_side`); run that layout here: the
@@ -348,7 +360,7 @@ def test_masked_lm_head_ties_to_the_layer_and_trains_with_xla():
 # --- serialization -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("variant", ["digits_reserved", "random", "uneven_widths"])
+@pytest.mark.parametrize("variant", ["digits_reserved", "random", "uneven_widths", "random_row_scales"])
 def test_config_round_trips_exactly(variant):
     layer = make_layer(variant, mask_zero=True, embeddings_regularizer="l2")
     config = layer.get_config()
@@ -360,6 +372,33 @@ def test_config_round_trips_exactly(variant):
         np.testing.assert_array_equal(clone.codes, layer.codes)
 
 
+def test_row_scales_need_stored_codes():
+    with pytest.raises(ValueError, match=r'`row_scales=True` needs stored codes; assignment="digits"'):
+        SubEmbedding(VOCAB, WIDTH, row_scales=True)
+    with pytest.raises(ValueError, match=r"`row_scales` must be a bool"):
+        SubEmbedding(VOCAB, WIDTH, assignment="random", row_scales="yes")
+
+
+def test_pretrained_row_scales_give_rows_their_own_norms():
+    rng = np.random.default_rng(3)
+    table = (rng.normal(size=(2000, 24)) * rng.uniform(0.1, 4.0, size=(2000, 1))).astype("float32")
+    kwargs = dict(num_tables=4, rows_per_table=16, reserved_ids=RESERVED)
+    plain = SubEmbedding.from_pretrained(table, **kwargs)
+    scaled = SubEmbedding.from_pretrained(table, row_scales=True, **kwargs)
+    want = np.linalg.norm(table, axis=1)
+    ratio = np.linalg.norm(np.asarray(scaled.embedding_table()), axis=1) / want
+    # 255 levels on a log axis: every ordinary row within a few percent of its norm.
+    ordinary = np.delete(np.arange(2000), RESERVED)
+    assert np.abs(ratio[ordinary] - 1).max() < 0.05
+    plain_ratio = np.linalg.norm(np.asarray(plain.embedding_table()), axis=1) / want
+    assert np.abs(plain_ratio[ordinary] - 1).mean() > 5 * np.abs(ratio[ordinary] - 1).mean()
+    # Directions are the plain layer's; reserved rows stay exact on level 1.0.
+    np.testing.assert_array_equal(scaled.code_array(), plain.code_array())
+    np.testing.assert_array_equal(np.asarray(scaled.embedding_table())[list(RESERVED)], table[list(RESERVED)])
+    assert (scaled.compression_report().stored_bytes
+            == plain.compression_report().stored_bytes + 2000 + 256 * 4)
+
+
 def test_explicit_codes_config_round_trip():
     codes = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])
     config = SubEmbedding(4, 4, assignment=codes, reserved_ids=()).get_config()
@@ -368,8 +407,9 @@ def test_explicit_codes_config_round_trip():
     assert clone.assignment == "explicit"
 
 
-def test_keras_file_moves_between_backends(tmp_path):
-    model, _ = masked_lm_model(make_layer("random_reserved"))
+@pytest.mark.parametrize("variant", ["random_reserved", "random_row_scales"])
+def test_keras_file_moves_between_backends(variant, tmp_path):
+    model, _ = masked_lm_model(make_layer(variant))
     ids = np.random.default_rng(5).integers(0, VOCAB, size=(3, 7)).astype("int32")
     positions = np.array([[0, 2]] * 3, dtype="int32")
     assert_keras_file_moves_between_backends(model, [ids, positions], tmp_path)
@@ -379,7 +419,7 @@ def test_keras_file_moves_between_backends(tmp_path):
 
 
 @pytest.mark.tensorflow_only(reason="TFLite conversion")
-@pytest.mark.parametrize("variant", ["digits_reserved", "random"])
+@pytest.mark.parametrize("variant", ["digits_reserved", "random", "random_row_scales"])
 def test_tflite_builtins_only_matches_keras(variant):
     vocab, width = 30_522, 64
     layer = make_layer(variant, vocab=vocab, width=width, reserved_ids=(0, 100, 101, 102, 103))

@@ -142,7 +142,10 @@ def test_a_compressed_embedder_names_bad_input_before_tracing():
 
 
 def test_a_preset_loads_back_through_keras_hub_in_a_fresh_process(tmp_path):
-    small = keras_subembed.compress(make_bert_embedder("max"), "sub", SUB)
+    # Data-aware codes, row scales and a shortened position table come back too.
+    data_aware = {**SUB, "token_weights": np.arange(len(VOCABULARY)) + 1.0, "row_scales": True}
+    small = keras_subembed.compress(make_bert_embedder("max"), "sub", data_aware,
+                                    max_sequence_length=12)
     small.save_to_preset(str(tmp_path / "preset"))
     np.save(tmp_path / "vectors.npy", as_numpy(small.encode_text(TEXTS, verbose=0)))
     script = textwrap.dedent(
@@ -156,6 +159,8 @@ def test_a_preset_loads_back_through_keras_hub_in_a_fresh_process(tmp_path):
             assert type(model).__name__ == "CompressedBertTextEmbedder", type(model)
             assert model.pooling_mode == "max", model.pooling_mode
             assert type(model.backbone.token_embedding).__name__ == "SubEmbedding"
+            assert model.backbone.token_embedding.row_scales
+            assert model.backbone.max_sequence_length == 12
             vectors = np.asarray(model.encode_text({TEXTS!r}, verbose=0))
             np.testing.assert_array_equal(vectors, expected)
         print("OK")
@@ -335,3 +340,31 @@ def test_a_preset_whose_vocabulary_was_replaced_is_refused_at_encode(tmp_path):
     np.testing.assert_allclose(
         np.asarray(keras_hub.models.TextEmbedder.from_preset(str(tmp_path / "preset")).encode_text(
             TEXTS, verbose=0)), np.asarray(small.encode_text(TEXTS, verbose=0)), atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [make_bert_embedder, make_xlm_roberta_embedder])
+def test_max_sequence_length_keeps_the_first_positions(make):
+    embedder = make()
+    if embedder.preprocessor is not None:
+        embedder.preprocessor.sequence_length = 10
+    small = keras_subembed.compress(embedder, "embedding", max_sequence_length=10)
+    assert small.backbone.max_sequence_length == 10
+    position = small.backbone.get_layer(
+        "embeddings" if make is make_xlm_roberta_embedder else "position_embedding")
+    table = [w for w in small.backbone.weights if "position_embedding/" in w.path][0]
+    source = [w for w in embedder.backbone.weights if "position_embedding/" in w.path][0]
+    assert position is not None and tuple(table.shape)[0] == 10
+    np.testing.assert_array_equal(as_numpy(table), as_numpy(source)[:10])
+    # A dense copy with the first 10 positions gives the original's vectors.
+    inputs = ids(length=10, segment_ids=make is make_bert_embedder)
+    np.testing.assert_allclose(as_numpy(small(inputs)), as_numpy(embedder(inputs)), atol=1e-6)
+
+
+def test_max_sequence_length_is_checked():
+    embedder = make_bert_embedder()
+    with pytest.raises(ValueError, match=r"position table has 24 rows. Received: max_sequence_length=30"):
+        keras_subembed.compress(embedder.backbone, "embedding", max_sequence_length=30)
+    with pytest.raises(ValueError, match=r"`max_sequence_length` must be a positive integer"):
+        keras_subembed.compress(embedder.backbone, "embedding", max_sequence_length=0)
+    with pytest.raises(ValueError, match=r"preprocessor packs 12 tokens, more than `max_sequence_length=8`"):
+        keras_subembed.compress(embedder, "embedding", max_sequence_length=8)

@@ -1,0 +1,100 @@
+"""`token_weights`: how much each token of a vocabulary matters, from real text."""
+
+import keras
+import keras_hub
+import numpy as np
+
+from keras_subembed.checks import check_positive_int
+
+_BATCH_SIZE = 1024
+
+
+def token_weights(model, texts, power=0.5, batch_size=_BATCH_SIZE, verbose=False):
+    """Per-token weights `(count + 1) ** power` from how often tokens occur in `texts`.
+
+    Fitting product codes with these weights (`product_codes(...,
+    weights=...)`, or `"token_weights"` in `compress`'s arguments) moves the
+    centroids toward the tokens real text uses. Measured on all-MiniLM-L6-v2
+    (K=32, M=256, no training): out-of-domain sentence cosine to the teacher
+    0.851 unweighted, 0.885 with `power=0.5` (the default), 0.884 with
+    `power=1`. The `+ 1` keeps every token of the vocabulary in play: out of
+    domain, rare tokens matter.
+
+    Args:
+        model: the model whose tokenizer counts: a keras-hub `TextEmbedder`
+            or other `Task`, its `Preprocessor`, or a `Tokenizer`.
+        texts: strings, e.g. the distillation corpus (a list, a NumPy array
+            or a `tf.data.Dataset` of strings).
+        power: the weight is `(count + 1) ** power`; 0 gives every token 1.
+        batch_size: strings tokenized at a time.
+        verbose: show a progress bar over the batches.
+
+    Returns:
+        float32 `(vocabulary_size,)`, every weight >= 1.
+
+    Example:
+    >>> weights = keras_subembed.models.token_weights(embedder, sentences)
+    >>> small = keras_subembed.compress(embedder, "sub", {"assignment": "product",
+    ...     "num_tables": 32, "rows_per_table": 256, "token_weights": weights})
+    """
+    tokenizer = _tokenizer_of(model)
+    if isinstance(power, (bool, np.bool_)) or not isinstance(power, (int, float, np.number)) or not (
+        0 <= power < float("inf")
+    ):
+        raise ValueError(f"`power` must be a finite number >= 0. Received: power={power!r}")
+    batch_size = check_positive_int("batch_size", batch_size)
+    batches = _string_batches(texts, batch_size)
+    vocabulary_size = int(tokenizer.vocabulary_size())
+    counts = np.zeros(vocabulary_size, dtype=np.int64)
+    known = int(batches.cardinality().numpy())
+    progress = keras.utils.Progbar(
+        known if known >= 0 else None, verbose=1 if verbose else 0, unit_name="batch"
+    )
+    # Inside tf.data the tokenizer returns ragged tensors on every backend.
+    for step, ids in enumerate(batches.map(tokenizer)):
+        ids = ids.flat_values.numpy() if hasattr(ids, "flat_values") else np.asarray(ids)
+        counts += np.bincount(ids, minlength=vocabulary_size)[:vocabulary_size]
+        progress.update(step + 1)
+    if not counts.any():
+        raise ValueError(
+            "`texts` gave no tokens: pass non-empty strings (e.g. the sentences you "
+            "will distil on)."
+        )
+    return ((counts + 1.0) ** float(power)).astype(np.float32)
+
+
+def _tokenizer_of(model):
+    candidate = getattr(model, "preprocessor", None) or model
+    candidate = getattr(candidate, "tokenizer", None) or candidate
+    if not isinstance(candidate, keras_hub.tokenizers.Tokenizer):
+        raise TypeError(
+            "`model` must be a keras-hub Task with a preprocessor (e.g. a TextEmbedder), "
+            f"a Preprocessor or a Tokenizer. Received: model={model!r:.80} "
+            f"(a {type(model).__name__})"
+        )
+    return candidate
+
+
+def _string_batches(texts, batch_size):
+    import tensorflow as tf  # tf.data: tokenizers run inside it on every backend
+
+    if isinstance(texts, str):
+        raise TypeError(
+            "`texts` must be many strings (a list, array or tf.data.Dataset), not one "
+            f"string. Received: texts={texts!r:.60}"
+        )
+    if isinstance(texts, tf.data.Dataset):
+        dataset = texts.unbatch() if len(texts.element_spec.shape) else texts
+    else:
+        texts = list(texts)
+        if not texts or not all(isinstance(text, (str, bytes)) for text in texts):
+            raise TypeError(
+                "`texts` must be a non-empty sequence of strings. Received: "
+                f"{type(texts[0]).__name__ if texts else 'an empty sequence'} items"
+            )
+        dataset = tf.data.Dataset.from_tensor_slices(texts)
+    if dataset.element_spec.dtype != tf.string:
+        raise TypeError(
+            f"`texts` must hold strings. Received a dataset of {dataset.element_spec.dtype.name}"
+        )
+    return dataset.batch(batch_size)
