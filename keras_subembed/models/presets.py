@@ -128,15 +128,17 @@ def save_preset(model, preset_dir, overwrite=False, sequence_length=None, max_sh
         )
     path = check_preset_target(preset_dir, overwrite)
     preprocessor = getattr(model, "preprocessor", None)
+    limit = getattr(getattr(model, "backbone", None), "max_sequence_length", None)
+    limit = limit if isinstance(limit, int) else None
     if sequence_length is not None:
         if preprocessor is None:
             raise ValueError(
                 "`sequence_length` sets the preprocessor's length, and the model has no "
                 f"preprocessor. Received: sequence_length={sequence_length!r}")
-        backbone = getattr(model, "backbone", None)
-        limit = getattr(backbone, "max_sequence_length", None)
-        sequence_length = check_sequence_length(
-            sequence_length, limit if isinstance(limit, int) else None)
+        sequence_length = check_sequence_length(sequence_length, limit)
+    elif preprocessor is not None and isinstance(model_sequence_length(preprocessor), int):
+        # A model compressed with a shorter position table reads no more.
+        sequence_length = min(model_sequence_length(preprocessor), limit or float("inf"))
     base = _keras_hub_class(model)
     if _is_empty_folder(path):
         path.rmdir()  # holds nothing to lose; the preset moves into its place
@@ -164,8 +166,7 @@ def _sequence_length(preprocessor, sequence_length):
         yield
         return
     current = preprocessor.sequence_length
-    preprocessor.sequence_length = (model_sequence_length(preprocessor)
-                                    if sequence_length is None else sequence_length)
+    preprocessor.sequence_length = current if sequence_length is None else sequence_length
     try:
         yield
     finally:

@@ -17,6 +17,7 @@ from keras_subembed.models import CompressedBackbone
 from keras_subembed.models import CompressedBertBackbone
 from keras_subembed.models import CompressedBertTextEmbedder
 from keras_subembed.models import CompressedXLMRobertaTextEmbedder
+from keras_subembed.models.presets import record_model_sequence_length
 
 ROOT = Path(__file__).parents[2]
 VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + (
@@ -277,6 +278,14 @@ def test_a_preset_keeps_the_models_own_sequence_length(tmp_path):
     with pytest.raises(TypeError, match=re.escape(
             "`model` must be a keras-hub Task (e.g. a TextEmbedder) or Backbone")):
         keras_subembed.models.save_preset(keras.Sequential(), tmp_path / "plain")
+    # A model compressed to fewer positions saves no longer a length than it reads
+    # (match_model_files recorded 12 for the model it read).
+    teacher = make_bert_embedder()
+    record_model_sequence_length(teacher.preprocessor, 12)
+    teacher.preprocessor.sequence_length = 8
+    shorter = keras_subembed.compress(teacher, "embedding", max_sequence_length=8)
+    shorter.save_to_preset(str(tmp_path / "shorter"))
+    assert read_preprocessor_length(tmp_path / "shorter") == 8
 
 
 def test_a_preset_whose_vocabulary_outgrows_the_embedding_is_refused_at_encode(tmp_path):
