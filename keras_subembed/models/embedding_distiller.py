@@ -96,8 +96,9 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         quantize_transformer: `None`, or the name of the export recipe the
             student will ship with (e.g. `"int4_blockwise32_dynamic"`, see
             `weight_quantization.RECIPES`): the distiller runs the student
-            with its transformer kernels rounded as that recipe stores them
-            (straight-through gradients to the float kernels), so
+            with its Dense / EinsumDense kernels (transformer layers,
+            pooler) rounded as that recipe stores them (straight-through
+            gradients to the float kernels), so
             `export_tflite(..., quantization=<that recipe>)` computes what
             was trained. The student itself stays float.
 
