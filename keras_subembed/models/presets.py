@@ -112,7 +112,8 @@ def save_preset(model, preset_dir, overwrite=False, sequence_length=None, max_sh
         sequence_length: the length the saved preprocessor pads to. Default:
             the model's own (what `match_model_files` read from the model's
             files, or the length the embedder was built or loaded with), not a
-            shorter one set on the preprocessor for an evaluation.
+            shorter one set on the preprocessor for an evaluation; never more
+            than the backbone's `max_sequence_length`.
         max_shard_size: as keras-hub's `save_to_preset`.
 
     Returns:
