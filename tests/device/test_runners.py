@@ -282,9 +282,10 @@ def news_lines(count):
 
 
 def keras_vectors(exported, texts, sequence_length=ENCODER_MAX_LENGTH):
-    """The Keras model's vectors, ids from keras-hub's BertTokenizer: what training computes."""
+    """The Keras model's vectors, ids from keras-hub's BertTokenizer: what training computes
+    (for a file that records no normalisation: lowercase, and strip accents as BERT does)."""
     encoder = exported["encoder"]
-    tokenizer = keras_hub_tokenizer(exported["vocabulary"])
+    tokenizer = keras_hub_tokenizer(exported["vocabulary"], strip_accents=True)
     cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     rows = []
     for text in texts:
