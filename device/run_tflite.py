@@ -203,6 +203,18 @@ def print_latency(runner, inputs, runs, threads):
               f"(batch {batch}, {length} tokens, {threads} thread(s))")
 
 
+def check_text_argument(text, what="text"):
+    """`text` from the command line, or a RunnerError when it is not UTF-8: Python
+    keeps such bytes as lone surrogates, which fail later (tokenizing, printing)
+    with a traceback."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise RunnerError(f"the {what} {text.encode('utf-8', 'replace').decode()!r} is not "
+                          f"UTF-8 text (character {error.start + 1})") from None
+    return text
+
+
 def run_command(main, argv=None):
     """Calls `main(argv)`; a RunnerError becomes one stderr line and exit code 2."""
     try:
@@ -231,7 +243,7 @@ def main(argv=None):
 
     runner = open_signature(args.model, ("token_ids", "padding_mask", "mask_positions"), args.threads)
     tokenizer = load_tokenizer(args.model, args.vocabulary, special_tokens_in_strings=True)
-    ids = tokenizer.tokenize(args.text)
+    ids = tokenizer.tokenize(check_text_argument(args.text))
     if tokenizer.mask_id not in ids:
         raise RunnerError("the text has no [MASK] token")
 

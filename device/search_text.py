@@ -35,6 +35,7 @@ if str(pathlib.Path(__file__).parent) not in sys.path:
 
 from run_tflite import RunnerError  # noqa: E402
 from run_tflite import add_model_arguments  # noqa: E402
+from run_tflite import check_text_argument  # noqa: E402
 from run_tflite import invoke  # noqa: E402
 from run_tflite import load_tokenizer  # noqa: E402
 from run_tflite import longest_accepted_length  # noqa: E402
@@ -246,6 +247,8 @@ def parse_arguments(argv):
 
 def main(argv=None):
     args = parse_arguments(argv)
+    for query in args.queries:
+        check_text_argument(query, "query")
     lines = read_lines(args.corpus or args.embed)
     inputs = [args.embed, args.model, vocabulary_path_of(args.model, args.vocabulary)]
     if args.output:  # fail before the work, not after it

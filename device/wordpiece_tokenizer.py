@@ -118,7 +118,9 @@ class WordPieceTokenizer:
         vocabulary: list of tokens; a token's id is its line number.
         lowercase: NFKC-casefold words, as uncased BERT models (MiniLM) do.
         strip_accents: drop combining marks after NFD first (keras-hub's
-            `strip_accents`; BERT tokenizers leave it off).
+            `strip_accents`). Default `None`: BERT's rule, strip whenever
+            lowercasing (uncased BERT and MiniLM were trained so; Hugging
+            Face's `BertNormalizer` does the same unless told otherwise).
         split_on_cjk: make every CJK ideograph its own word.
         special_tokens_in_strings: recognise `[CLS]`, `[SEP]`, `[PAD]`,
             `[MASK]` written in the text (exact case) as single tokens, as
@@ -139,7 +141,7 @@ class WordPieceTokenizer:
         self,
         vocabulary,
         lowercase=True,
-        strip_accents=False,
+        strip_accents=None,
         split_on_cjk=True,
         special_tokens_in_strings=False,
         suffix_indicator="##",
@@ -155,7 +157,7 @@ class WordPieceTokenizer:
         # Later duplicates win, as in keras-hub's token -> id dict.
         self.token_to_id = {token: i for i, token in enumerate(self.vocabulary)}
         self.lowercase = lowercase
-        self.strip_accents = strip_accents
+        self.strip_accents = lowercase if strip_accents is None else strip_accents
         self.split_on_cjk = split_on_cjk
         self.special_tokens = BERT_SPECIAL_TOKENS if special_tokens_in_strings else ()
         self.suffix_indicator = suffix_indicator

@@ -78,6 +78,7 @@ from keras_subembed import evaluation  # noqa: E402
 from keras_subembed.export import export_tflite  # noqa: E402
 from keras_subembed.models import EmbeddingDistiller  # noqa: E402
 from keras_subembed.models import match_model_files  # noqa: E402
+from keras_subembed.models import save_preset  # noqa: E402
 from keras_subembed.models import token_weights  # noqa: E402
 from keras_subembed.models.model_files import model_sequence_limit  # noqa: E402
 from keras_subembed.models.weight_quantization import RECIPES  # noqa: E402
@@ -371,7 +372,7 @@ def main(argv=None):
     teacher_row = {"name": "teacher", "kind": "embedding",
                    **embedding_summary(teacher.backbone.token_embedding),
                    **evaluation_sets.measure(keras_runner(teacher))}
-    teacher.save_to_preset(str(output / "teacher"))
+    save_preset(teacher, output / "teacher", overwrite=True)  # at the model's 256 tokens
     teacher_row["tflite"] = export(teacher, "teacher", output, vocabulary_path)
     rows.append(teacher_row)
     if not args.skip_teacher_tflite_eval:
@@ -408,7 +409,7 @@ def main(argv=None):
         timings = distil(teacher, student, training_preprocessor, data["training"], args)
         distil_seconds = time.perf_counter() - start
         after = evaluation_sets.measure(keras_runner(student))
-        student.save_to_preset(str(output / name))
+        student.save_to_preset(str(output / name), overwrite=True)
         rows.append({
             "name": name, "kind": kind, "settings": kwargs,
             **embedding_summary(student.backbone.token_embedding), **after,
@@ -455,7 +456,7 @@ def int4_rows(teacher, student, name, preprocessor, data, evaluation_sets, outpu
                           callbacks=[StepTimer(timings, "qat")])
             student.backbone.trainable = True
             timings["qat_seconds"] = round(time.perf_counter() - start, 1)
-            student.save_to_preset(str(output / f"{name}.qat"))
+            student.save_to_preset(str(output / f"{name}.qat"), overwrite=True)
         files = export(student, f"{name}.{stage.lower()}", output, vocabulary_path, (recipe,))
         rows.append({"name": row_name, "kind": "sub", "recipe": recipe, "qat_steps": steps,
                      **embedding_summary(student.backbone.token_embedding),

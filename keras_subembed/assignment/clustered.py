@@ -102,6 +102,11 @@ def _cluster(points, num_clusters, capacity, balanced, refinements, random_state
     return labels
 
 
+# A distance |a - b|^2 is at most 4 * max |row|^2, and sums of many of them
+# must stay finite in float32 (max 3.4e38).
+MAX_SQUARED_NORM = 1e30
+
+
 def check_embedding_table(embeddings, name="embeddings"):
     """A finite 2-D float table as float32, or `ValueError` saying what is wrong."""
     array = np.asarray(embeddings)
@@ -110,17 +115,31 @@ def check_embedding_table(embeddings, name="embeddings"):
             f"`{name}` must be a 2-D (vocabulary, width) array. "
             f"Received shape {array.shape}."
         )
-    if not np.issubdtype(array.dtype, np.floating):
+    # ml_dtypes' bfloat16 / float8 (a JAX or safetensors table) are floats
+    # that NumPy does not count as such.
+    if not (np.issubdtype(array.dtype, np.floating) or array.dtype.name.startswith(
+            ("bfloat", "float"))):
         raise ValueError(
             f"`{name}` must hold floating-point values. Received dtype {array.dtype}."
         )
+    array = array.astype(np.float32)
     bad_rows = np.flatnonzero(~np.isfinite(array).all(axis=1))
     if bad_rows.size:
         raise ValueError(
             f"`{name}` has NaN or infinite values in rows "
             f"{bad_rows[:5].tolist()}{' and more' if bad_rows.size > 5 else ''}."
         )
-    return array.astype(np.float32)
+    # k-means and least squares square the values in float32: a row whose
+    # squared norm overflows gives infinite distances and garbage codes.
+    squared = np.sum(np.square(array, dtype=np.float64), axis=1)
+    big_rows = np.flatnonzero(squared > MAX_SQUARED_NORM)
+    if big_rows.size:
+        raise ValueError(
+            f"`{name}` has values too large to compare in float32 (a squared norm above "
+            f"{MAX_SQUARED_NORM:.1e}, largest |value| {np.max(np.abs(array)):.3g}) in rows "
+            f"{big_rows[:5].tolist()}{' and more' if big_rows.size > 5 else ''}: rescale it."
+        )
+    return array
 
 
 def clustered_codes(

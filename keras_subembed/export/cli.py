@@ -7,6 +7,8 @@ import sys
 from keras_subembed.export import files
 from keras_subembed.export import tensorflow_process
 from keras_subembed.export.model_parts import EMBEDDING_MODES
+from keras_subembed.export.quantizer_recipes import RECIPE_NAMES
+from keras_subembed.export.quantizer_recipes import import_ai_edge_quantizer
 from keras_subembed.export.tflite import QUANTIZATIONS
 
 
@@ -50,27 +52,33 @@ def calibration_data(model):
 def check_outputs(args, vocabulary_path):
     """Check every output before writing any: none is the input, none is replaced
     unless `--overwrite` allows it, and no two are the same path."""
-    keep = [args.model]
+    keep, flag = [args.model], "--overwrite"
     outputs = [path for path in (args.tflite, args.saved_model, vocabulary_path, args.json) if path]
     files.check_distinct(outputs)
     if args.tflite:
         files.check_file_target(args.tflite, args.overwrite, files.is_tflite_file,
-                                "a .tflite file", keep)
+                                "a .tflite file", keep, flag)
     if args.saved_model:
-        files.check_folder_target(args.saved_model, args.overwrite, keep)
+        files.check_folder_target(args.saved_model, args.overwrite, keep, flag)
     if vocabulary_path:
         files.check_file_target(
             vocabulary_path, args.overwrite,
             lambda path: files.is_exported_vocabulary(path, args.tflite),
-            "the vocabulary of the .tflite file an export wrote there", keep)
+            "the vocabulary of the .tflite file an export wrote there", keep, flag)
     if args.json:
         files.check_file_target(args.json, args.overwrite, files.is_json_report,
-                                "a JSON export report", keep)
+                                "a JSON export report", keep, flag)
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parse_args(argv)
+    if args.quantization in RECIPE_NAMES:
+        try:  # before any conversion: the optional extra may be missing
+            import_ai_edge_quantizer(args.quantization)
+        except ImportError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
     if not tensorflow_process.is_tensorflow_backend():
         return tensorflow_process.run_cli(argv)
     from keras_subembed.export.model_parts import load_model

@@ -20,6 +20,9 @@ class ExportReport:
     `cosine_to_float` is the mean cosine of the file's output rows to the
     float Keras model's (the lowest output's), None when not verified.
     `inputs` and `outputs` are the names of the signature `serving_default`.
+    `quantized_ops` counts the ops that compute with an integer weight and
+    `constant_bytes` the file's constants by dtype (`{"int4": ..., "float32":
+    ...}`): what the file holds, whatever `quantization` was asked.
     """
 
     path: str
@@ -37,6 +40,8 @@ class ExportReport:
     cosine_to_float: float = None
     inputs: tuple = ()
     outputs: tuple = ()
+    quantized_ops: int = 0
+    constant_bytes: dict = dataclasses.field(default_factory=dict)
 
     @property
     def embedding_share(self):
@@ -63,6 +68,9 @@ class ExportReport:
             ("file bytes", f"{self.file_bytes:,} ({self.file_bytes / 2**20:.2f} MiB)"),
             ("embedding bytes", f"{self.embedding_bytes:,} ({self.embedding_share:.2%} of the file)"),
             ("dense table bytes", f"{self.dense_embedding_bytes:,}"),
+            ("weights", f"{self.quantized_ops} op(s) with integer weights; constants "
+             + (", ".join(f"{dtype} {size:,} B" for dtype, size in self.constant_bytes.items())
+                or "none")),
             ("max abs error", f"{self.max_abs_error:.3g} (tolerance {self.tolerance:.3g}, "
              f"sequence lengths {list(self.verified_sequence_lengths)})"),
             ("median latency", "not measured (latency_runs=0)" if self.latency_ms is None

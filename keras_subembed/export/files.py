@@ -41,7 +41,7 @@ def is_saved_model(path):
         return False
     entries = {entry.name for entry in path.iterdir()}
     return (entries <= SAVED_MODEL_ENTRIES and "saved_model.pb" in entries
-            and _read_json(path / SAVED_MODEL_MARKER).get("written_by") == WRITTEN_BY)
+            and read_json_object(path / SAVED_MODEL_MARKER).get("written_by") == WRITTEN_BY)
 
 
 def mark_saved_model(folder):
@@ -53,10 +53,10 @@ def mark_saved_model(folder):
 
 def is_json_report(path):
     """Whether `path` is a JSON report an export wrote (`written_by` says so)."""
-    return _read_json(path).get("written_by") == WRITTEN_BY
+    return read_json_object(path).get("written_by") == WRITTEN_BY
 
 
-def _read_json(path):
+def read_json_object(path):
     try:
         values = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
@@ -94,7 +94,12 @@ def is_exported_vocabulary(path, tflite_path):
             and metadata.get("vocabulary_sha256") == vocabulary_fingerprint(tokens))
 
 
-def check_file_target(path, overwrite, is_ours, what, keep=()):
+# How a refusal names the overwrite switch: the argument; `--overwrite` on
+# the command line.
+OVERWRITE = "overwrite=True"
+
+
+def check_file_target(path, overwrite, is_ours, what, keep=(), flag=OVERWRITE):
     """`path` as a `Path` once it may receive a new file, else a clear error.
 
     Args:
@@ -104,6 +109,7 @@ def check_file_target(path, overwrite, is_ours, what, keep=()):
             export wrote (the only kind `overwrite` replaces).
         what: what the file is, for messages (e.g. "a .tflite file").
         keep: paths that must never be written (the input model).
+        flag: how messages name the overwrite switch.
     """
     path = as_path(path)
     check_parent_folder(path)
@@ -114,35 +120,40 @@ def check_file_target(path, overwrite, is_ours, what, keep=()):
         )
     if path.exists() or path.is_symlink():
         if not overwrite:
-            raise FileExistsError(f"{str(path)!r} exists; pass overwrite=True to replace it.")
+            raise FileExistsError(f"{str(path)!r} exists; pass {flag} to replace it.")
         if not path.is_file() or not is_ours(path):
             raise FileExistsError(
-                f"{str(path)!r} exists and is not {what}; overwrite=True only replaces "
+                f"{str(path)!r} exists and is not {what}; {flag} only replaces "
                 "what an export wrote. Choose another path or remove it yourself."
             )
     return path
 
 
-def check_folder_target(path, overwrite, keep=()):
+def check_folder_target(path, overwrite, keep=(), flag=OVERWRITE):
     """`path` as a `Path` once a SavedModel folder may be written there."""
     path = as_path(path)
     check_parent_folder(path)
     check_not_kept(path, keep)
-    resolved = path.resolve()
-    if resolved == pathlib.Path.cwd().resolve() or resolved in pathlib.Path.cwd().resolve().parents:
-        raise ValueError(
-            f"{str(path)!r} is the current folder or one of its parents; "
-            "give a new folder name for the SavedModel."
-        )
+    check_not_current_folder(path, "the SavedModel")
     if path.exists() or path.is_symlink():
         if not overwrite:
-            raise FileExistsError(f"{str(path)!r} exists; pass overwrite=True to replace it.")
+            raise FileExistsError(f"{str(path)!r} exists; pass {flag} to replace it.")
         if path.is_symlink() or not is_saved_model(path):
             raise FileExistsError(
-                f"{str(path)!r} exists and is not a SavedModel folder; overwrite=True only "
+                f"{str(path)!r} exists and is not a SavedModel folder; {flag} only "
                 "replaces a SavedModel. Choose another path or remove it yourself."
             )
     return path
+
+
+def check_not_current_folder(path, what):
+    """Refuse the current folder or a parent: a folder output replaces its target whole."""
+    resolved, cwd = path.resolve(), pathlib.Path.cwd().resolve()
+    if resolved == cwd or resolved in cwd.parents:
+        raise ValueError(
+            f"{str(path)!r} is the current folder or one of its parents; "
+            f"give a new folder name for {what}."
+        )
 
 
 def as_path(path):
@@ -264,17 +275,19 @@ def link_into_place(staging, path):
 
 
 @contextlib.contextmanager
-def staged_folder(path, overwrite):
-    """Yield a staging folder; on success it becomes `path` (replacing a SavedModel)."""
+def staged_folder(path, overwrite, is_ours=is_saved_model, mark=mark_saved_model):
+    """Yield a staging folder; on success it is marked (`mark(folder)`) and becomes
+    `path`, replacing an existing folder only when `overwrite` and `is_ours(path)`
+    (a SavedModel by default, a preset for `save_preset`)."""
     path = pathlib.Path(path)
     remove_stale_staging(path)
     staging = staging_name(path)
     os.mkdir(staging, 0o777)
     try:
         yield staging
-        mark_saved_model(staging)
+        mark(staging)
         if path.exists() or path.is_symlink():
-            if not overwrite or not is_saved_model(path):
+            if not overwrite or not is_ours(path):
                 raise FileExistsError(
                     f"{str(path)!r} appeared while exporting; it was kept and nothing "
                     "was written."

@@ -61,8 +61,9 @@ def read_metadata(flatbuffer):
     return None
 
 
-def constant_tensors(flatbuffer):
-    """`[(name, shape, bytes)]` of every tensor backed by a non-empty buffer."""
+def constant_tensors(flatbuffer, with_type=False):
+    """`[(name, shape, bytes)]` of every tensor backed by a non-empty buffer
+    (`(name, shape, bytes, type name)` with `with_type`)."""
     schema = _schema()
     model = schema.Model.GetRootAsModel(flatbuffer, 0)
     sizes = {}
@@ -78,8 +79,62 @@ def constant_tensors(flatbuffer):
             if sizes.get(buffer, 0) and buffer not in seen:
                 seen.add(buffer)
                 shape = tuple(int(d) for d in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else ()
-                constants.append((tensor.Name().decode(), shape, sizes[buffer]))
+                constant = (tensor.Name().decode(), shape, sizes[buffer])
+                constants.append(constant + (_type_name(tensor.Type()),) if with_type else constant)
     return constants
+
+
+def _type_name(code):
+    names = {value: key.lower() for key, value in vars(_schema().TensorType).items()
+             if not key.startswith("_")}
+    return names.get(code, str(code))
+
+
+def constant_bytes(flatbuffer):
+    """`{dtype name: bytes}` of the file's constant tensors (weights, tables)."""
+    totals = {}
+    for _, _, size, dtype in constant_tensors(flatbuffer, with_type=True):
+        totals[dtype] = totals.get(dtype, 0) + size
+    return dict(sorted(totals.items()))
+
+
+# Integer types a quantized weight is stored in.
+QUANTIZED_TYPES = ("int8", "int4", "uint8", "int16")
+
+
+def quantized_op_count(flatbuffer):
+    """How many ops compute with an integer constant weight, read directly or
+    through a `DEQUANTIZE` (weight-only recipes)."""
+    schema = _schema()
+    model = schema.Model.GetRootAsModel(flatbuffer, 0)
+    count = 0
+    for graph_index in range(model.SubgraphsLength()):
+        graph = model.Subgraphs(graph_index)
+        dequantized = set()
+        operators = [graph.Operators(i) for i in range(graph.OperatorsLength())]
+        for op in operators:
+            code = model.OperatorCodes(op.OpcodeIndex())
+            if max(code.BuiltinCode(), code.DeprecatedBuiltinCode()) == (
+                    schema.BuiltinOperator.DEQUANTIZE):
+                if _is_quantized_constant(model, graph, op.Inputs(0)):
+                    dequantized.add(op.Outputs(0))
+                continue
+            inputs = [op.Inputs(i) for i in range(op.InputsLength())]
+            if any(i in dequantized or _is_quantized_constant(model, graph, i)
+                   for i in inputs if i >= 0):
+                count += 1
+    return count
+
+
+def _is_quantized_constant(model, graph, index):
+    # Scales (per channel, or per block in the details) tell a quantized
+    # weight from integer data (codes, shapes).
+    tensor = graph.Tensors(index)
+    buffer = model.Buffers(tensor.Buffer())
+    quantization = tensor.Quantization()
+    return (_type_name(tensor.Type()) in QUANTIZED_TYPES and quantization is not None
+            and (quantization.ScaleLength() > 0 or quantization.DetailsType() != 0)
+            and bool(buffer.DataLength() or buffer.Size()))
 
 
 def op_names(flatbuffer):

@@ -9,6 +9,7 @@ this module applies one to a float32 flatbuffer and checks that every
 
 import contextlib
 import io
+import re
 
 from keras_subembed.export.errors import ExportVerificationError
 from keras_subembed.models.weight_quantization import RECIPES
@@ -36,14 +37,18 @@ def import_ai_edge_quantizer(name):
     return qtyping, quantizer, recipe_manager, tfl_flatbuffer_utils
 
 
-def quantizer_recipe(recipe):
-    """The `ai-edge-quantizer` recipe (a list of dicts) for a `WeightRecipe` or its name."""
+def quantizer_recipe(recipe, ops=None):
+    """The `ai-edge-quantizer` recipe (a list of dicts) for a `WeightRecipe` or its name.
+
+    `ops` (`[(op scope, KernelRounding)]`, see `kernel_ops`) names the exact
+    ops to quantize; without it the recipe's own scope rules select them.
+    """
     recipe = get_recipe(recipe)
     qtyping, _, recipe_manager, _ = import_ai_edge_quantizer(recipe.name)
     manager = recipe_manager.RecipeManager()
     add = (manager.add_dynamic_config if recipe.activations == "dynamic"
            else manager.add_weight_only_config)
-    for regex, rounding in recipe.scopes():
+    for regex, rounding in _rules(recipe, ops):
         granularity = ("CHANNELWISE" if rounding.block_size is None
                        else f"BLOCKWISE_{rounding.block_size}")
         add(regex=regex, operation_name=qtyping.TFLOperationName.FULLY_CONNECTED,
@@ -51,22 +56,28 @@ def quantizer_recipe(recipe):
     return manager.get_quantization_recipe()
 
 
-def quantize_flatbuffer(flatbuffer, recipe):
+def _rules(recipe, ops):
+    if ops is None:
+        return recipe.scopes()
+    return [(f"^{re.escape(scope)}$", rounding) for scope, rounding in ops]
+
+
+def quantize_flatbuffer(flatbuffer, recipe, ops=None):
     """`flatbuffer` (float32 `.tflite` bytes) with `recipe`'s integer weights.
 
-    Raises `ExportVerificationError` when a transformer weight is not stored
-    with the recipe's bits (`ai-edge-quantizer` silently skips a
-    configuration its kernels do not support).
+    `ops` as in `quantizer_recipe`. Raises `ExportVerificationError` when a
+    selected weight is not stored with the recipe's bits (`ai-edge-quantizer`
+    silently skips a configuration its kernels do not support).
     """
     recipe = get_recipe(recipe)
     _, quantizer, _, _ = import_ai_edge_quantizer(recipe.name)
-    engine = quantizer.Quantizer(bytearray(flatbuffer), quantizer_recipe(recipe))
+    engine = quantizer.Quantizer(bytearray(flatbuffer), quantizer_recipe(recipe, ops))
     # Its summary table and progress bars would fill an export's output.
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         result = engine.quantize(enable_progress_bar=False, enable_progress_report=False)
     quantized = bytes(result.quantized_model)
     wrong = [f"{scope.split(';')[0]} ({bits or 'float'} bits, wanted {want})"
-             for scope, bits, want in weight_bits(quantized, recipe) if bits != want]
+             for scope, bits, want in weight_bits(quantized, recipe, ops) if bits != want]
     if wrong:
         raise ExportVerificationError(
             f"ai-edge-quantizer did not apply quantization={recipe.name!r} to "
@@ -75,10 +86,12 @@ def quantize_flatbuffer(flatbuffer, recipe):
     return quantized
 
 
-def weight_bits(flatbuffer, recipe):
+def weight_bits(flatbuffer, recipe, ops=None):
     """`[(op scope, bits of its weight or None, bits the recipe asks)]` for every
-    `FULLY_CONNECTED` op of `flatbuffer` that `recipe` quantizes."""
+    `FULLY_CONNECTED` op of `flatbuffer` that `recipe` quantizes (`ops` as in
+    `quantizer_recipe`)."""
     recipe = get_recipe(recipe)
+    chosen = None if ops is None else dict(ops)
     qtyping, _, _, utils = import_ai_edge_quantizer(recipe.name)
     model = utils.read_model(bytearray(flatbuffer))
     found = []
@@ -92,7 +105,7 @@ def weight_bits(flatbuffer, recipe):
             if code != qtyping.BuiltinOperator.FULLY_CONNECTED:
                 continue
             scope = utils.get_op_scope(op, subgraph.tensors)
-            rounding = recipe.rounding_for(scope)
+            rounding = recipe.rounding_for(scope) if chosen is None else chosen.get(scope)
             if rounding is not None:
                 weight = subgraph.tensors[dequantized.get(op.inputs[1], op.inputs[1])]
                 found.append((scope, WEIGHT_BITS.get(weight.type), rounding.bits))

@@ -15,8 +15,12 @@ from keras_subembed.export import tensorflow_process
 from keras_subembed.export.errors import ExportVerificationError
 from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.export_report import ExportReport
+from keras_subembed.export.flatbuffer import constant_bytes
 from keras_subembed.export.flatbuffer import embedding_constant_bytes
 from keras_subembed.export.flatbuffer import op_names
+from keras_subembed.export.flatbuffer import quantized_op_count
+from keras_subembed.export.kernel_ops import kernel_ops
+from keras_subembed.export.kernel_ops import rounded_layers
 from keras_subembed.export.flatbuffer import with_metadata
 from keras_subembed.export.model_parts import check_embedding_mode
 from keras_subembed.export.model_parts import copy_model
@@ -84,11 +88,14 @@ def export_tflite(
         quantization: `None` (float32), `"dynamic"` (int8 weights), `"float16"`
             or `"int8"` (weights and activations; needs
             `representative_dataset`, a callable yielding `{name: array}`),
-            or an `ai-edge-quantizer` recipe for the transformer's weights
-            (the `quantize` extra): `"int8_weight_only"`,
-            `"int4_weight_only"`, `"int4_dynamic"`,
+            or an `ai-edge-quantizer` recipe (the `quantize` extra):
+            `"int8_weight_only"`, `"int4_weight_only"`, `"int4_dynamic"`,
             `"int4_blockwise32_dynamic"`,
-            `"int4_blockwise32_dynamic_int8_attention_output"`.
+            `"int4_blockwise32_dynamic_int8_attention_output"`. A recipe
+            stores every `Dense` / `EinsumDense` kernel outside the token
+            embedding with its bits (a model with none is refused); the
+            report's `quantized_ops` and `constant_bytes` say what the file
+            holds.
         embedding_mode: `"compressed"` keeps the compressed computation in the
             file (small); `"frozen"` stores the embeddings whose class has
             `freeze_speeds_up` (ALONE, DeFINE) as one lookup table (fast).
@@ -135,13 +142,17 @@ def export_tflite(
         samples = (check_sample_inputs(sample_inputs, serving_inputs) if sample_inputs is not None
                    else make_sample_inputs(model, serving_inputs, sequence_lengths))
     recipe = quantization if quantization in RECIPE_NAMES else None
+    if recipe:
+        rounded_layers(model, recipe)  # a model with nothing to quantize fails before converting
     flatbuffer = convert(model, serving_inputs, None if recipe else quantization,
                          representative_dataset, scratch=files.staging_name(path))
     flatbuffer = with_metadata(flatbuffer, export_metadata(model))
     if recipe:
         # After the metadata: a large quantized file keeps its buffers past the
         # flatbuffer (by offset), which rewriting the flatbuffer would break.
-        flatbuffer = quantize_flatbuffer(flatbuffer, recipe)
+        # The ops holding the very kernels Keras rounds, matched by value.
+        ops = [(scope, rounding) for scope, _, rounding in kernel_ops(flatbuffer, model, recipe)]
+        flatbuffer = quantize_flatbuffer(flatbuffer, recipe, ops)
     max_error, tolerance, lengths, cosine = 0.0, TOLERANCES[quantization], (), None
     if verify:
         max_error, tolerance, cosine = verify_flatbuffer(
@@ -161,6 +172,8 @@ def export_tflite(
         embedding_bytes=embedding_constant_bytes(flatbuffer, embedding),
         dense_embedding_bytes=dense_table_bytes(embedding),
         ops=op_names(flatbuffer),
+        quantized_ops=quantized_op_count(flatbuffer),
+        constant_bytes=constant_bytes(flatbuffer),
         max_abs_error=float(max_error),
         tolerance=float(tolerance),
         verified_sequence_lengths=lengths,

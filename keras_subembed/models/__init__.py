@@ -17,6 +17,7 @@ from keras_subembed.models.compressed_roberta_masked_lm_preprocessor import (
 from keras_subembed.models.embedding_distiller import EmbeddingDistiller
 from keras_subembed.models.model_files import match_model_files
 from keras_subembed.models.positional_token_embedding import PositionalTokenEmbedding
+from keras_subembed.models.presets import save_preset
 from keras_subembed.models.sentence_vectors import sentence_vectors
 from keras_subembed.models.token_weights import token_weights
 # Deprecated aliases (release 0.2): importable, not in __all__.
@@ -39,6 +40,7 @@ __all__ = [
     "compress_backbone",
     "match_model_files",
     "pretrained_token_embedding",
+    "save_preset",
     "sentence_vectors",
     "token_weights",
 ]

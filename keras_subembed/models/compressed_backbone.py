@@ -11,6 +11,7 @@ from keras_subembed.layers.embedding_kinds import EMBEDDING_KINDS
 from keras_subembed.layers.embedding_kinds import make_pretrained_embedding
 from keras_subembed.layers.embedding_kinds import register_embedding_kind
 from keras_subembed.models.positional_token_embedding import PositionalTokenEmbedding
+from keras_subembed.models.presets import save_to_preset
 
 SUPPORTED_BACKBONES = (
     "BertBackbone",
@@ -19,6 +20,11 @@ SUPPORTED_BACKBONES = (
     "DistilBertBackbone",
     "CompressedRobertaBackbone",
     "CompressedBackbone",
+)
+SUPPORTED_MESSAGE = (
+    f"Supported: {', '.join(SUPPORTED_BACKBONES)} (any keras-hub Backbone whose "
+    "token embedding is a layer of its functional graph, alone or inside "
+    "TokenAndPositionEmbedding)."
 )
 # keras-hub layers that own the token embedding together with the positions.
 _TOKEN_AND_POSITION_LAYERS = (
@@ -136,11 +142,7 @@ def register_compressed_backbone_class(source_cls, compressed_cls):
 def _embedding_node(backbone):
     """The layer of `backbone`'s graph that holds its token embedding."""
     embedding = getattr(backbone, "token_embedding", None)
-    supported = (
-        f"Supported: {', '.join(SUPPORTED_BACKBONES)} (any keras-hub Backbone whose "
-        "token embedding is a layer of its functional graph, alone or inside "
-        "TokenAndPositionEmbedding)."
-    )
+    supported = SUPPORTED_MESSAGE
     if not isinstance(backbone, keras_hub.models.Backbone) or not isinstance(
         embedding, (keras.layers.Embedding, CompressedEmbedding)
     ):
@@ -222,10 +224,13 @@ class CompressedBackbone(keras_hub.models.Backbone):
         # Fresh layers (not the source's): each is then called once, in this
         # graph only, so `layer.output` stays unambiguous (distillation reads
         # hidden states that way).
-        graph = keras.models.clone_model(
-            source,
-            clone_function=lambda layer: replacement if layer is node else _fresh_copy(layer),
-        )
+        try:
+            graph = keras.models.clone_model(
+                source,
+                clone_function=lambda layer: replacement if layer is node else _fresh_copy(layer),
+            )
+        except Exception as error:  # a layer that cannot be rebuilt from its config
+            raise _not_copyable(source, error) from error
         super().__init__(
             inputs=graph.input,
             outputs=graph.output,
@@ -244,6 +249,19 @@ class CompressedBackbone(keras_hub.models.Backbone):
         self.embedding_projection = embedding_projection
         self.source_backbone = backbone
 
+    save_to_preset = save_to_preset
+
+    def load_weights(self, filepath, *args, **kwargs):
+        try:
+            return super().load_weights(filepath, *args, **kwargs)
+        except ValueError as error:
+            # Keras says "expected 5 variables, but received 0" when a preset's
+            # config was edited; name the shapes that differ instead.
+            mismatch = _token_embedding_mismatch(self.token_embedding, filepath)
+            if mismatch is None:
+                raise
+            raise ValueError(mismatch) from error
+
     def get_config(self):
         config = super().get_config()
         config.update(
@@ -255,6 +273,56 @@ class CompressedBackbone(keras_hub.models.Backbone):
         if self.embedding_projection is not None:
             config["embedding_projection"] = keras.layers.serialize(self.embedding_projection)
         return config
+
+
+def _token_embedding_mismatch(embedding, filepath):
+    """A message naming how `embedding`'s weights differ from those stored for it
+    in the `.weights.h5` file, or None when they agree (or cannot be read)."""
+    import h5py
+
+    stored = []
+
+    def visit(name, item):
+        if isinstance(item, h5py.Group) and item.attrs.get("name") == embedding.name:
+            stored.extend(tuple(item[key].shape) for key in sorted(item, key=int))
+
+    try:
+        with h5py.File(filepath, "r") as file:
+            file.visititems(visit)
+    except (OSError, ValueError):
+        return None
+    wanted = [(weight.path.split("/")[-1], tuple(weight.shape)) for weight in embedding.weights]
+    if stored == [shape for _, shape in wanted]:
+        return None
+    config = {key: value for key, value in embedding.get_config().items()
+              if key in ("input_dim", "output_dim", "num_tables", "rows_per_table", "pack_codes")}
+    return (
+        f"The weights file {str(filepath)!r} does not fit the model its config describes: "
+        f"the token embedding {embedding.name!r} ({type(embedding).__name__}, {config}) needs "
+        f"weights {', '.join(f'{name} {shape}' for name, shape in wanted)}; the file holds "
+        f"{', '.join(map(str, stored)) or 'none under that name'}. Was the preset's "
+        "config.json or task.json edited?"
+    )
+
+
+def _not_copyable(backbone, error):
+    """The TypeError for a backbone whose layers cannot be rebuilt (a decoder
+    such as Gemma, whose RMSNormalization has no config)."""
+    reason = " ".join(str(error).split())
+    return TypeError(
+        f"Cannot compress a {type(backbone).__name__}: it is not a supported text encoder "
+        f"(its layers cannot be copied: {type(error).__name__}: {reason[:120]}"
+        f"{'...' if len(reason) > 120 else ''}). {SUPPORTED_MESSAGE}"
+    )
+
+
+def _check_copyable(backbone):
+    """Fail before any codes are fitted when a layer has no usable config."""
+    for layer in backbone.layers:
+        try:
+            layer.get_config()
+        except Exception as error:
+            raise _not_copyable(backbone, error) from error
 
 
 def _fresh_copy(layer):
@@ -357,6 +425,7 @@ def compress_backbone(
     ...     {"num_tables": 2, "rows_per_table": 1024})
     """
     _embedding_node(backbone)  # a clear error before any work
+    _check_copyable(backbone)
     source_config = shortened_config(backbone, max_sequence_length)
     source_embedding = backbone.token_embedding
     token_embedding = pretrained_token_embedding(

@@ -7,6 +7,7 @@ from keras_subembed.models.compressed_roberta_backbone import CompressedRobertaB
 from keras_subembed.models.compressed_roberta_masked_lm_preprocessor import (
     CompressedRobertaMaskedLMPreprocessor,
 )
+from keras_subembed.models.presets import save_to_preset
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")
@@ -33,6 +34,7 @@ class CompressedRobertaMaskedLM(keras_hub.models.RobertaMaskedLM):
 
     backbone_cls = CompressedRobertaBackbone
     preprocessor_cls = CompressedRobertaMaskedLMPreprocessor
+    save_to_preset = save_to_preset
 
     def __init__(self, backbone, preprocessor=None, **kwargs):
         # A tokenizer being restored from a .keras file gets its vocabulary

@@ -25,6 +25,66 @@ from keras_subembed.models.encoder_inputs import check_id_batch
 from keras_subembed.models.encoder_inputs import check_sentences
 from keras_subembed.models.encoder_inputs import is_token_id_dict
 from keras_subembed.models.encoder_inputs import narrow_ids
+from keras_subembed.models.presets import keep_model_sequence_length
+from keras_subembed.models.presets import save_to_preset
+
+
+def tokenizer_fingerprint(preprocessor):
+    """SHA-256 of the preprocessor's vocabulary (as the export records it), or None."""
+    from keras_subembed.export.files import vocabulary_fingerprint
+
+    vocabulary = getattr(getattr(preprocessor, "tokenizer", None), "vocabulary", None)
+    return vocabulary_fingerprint(vocabulary) if vocabulary else None  # ~1 ms for 30k tokens
+
+
+def check_saved_vocabulary(preprocessor, vocabulary_sha256):
+    """`ValueError` when the tokenizer's vocabulary is not the one the model was
+    saved with (a preset whose vocabulary file was replaced, even by one of the
+    same size, would silently give other tokens' vectors)."""
+    found = tokenizer_fingerprint(preprocessor)
+    if vocabulary_sha256 is None or found is None or found == vocabulary_sha256:
+        return
+    raise ValueError(
+        f"The tokenizer's vocabulary (sha256 {found[:12]}) is not the one this model was "
+        f"saved with (sha256 {vocabulary_sha256[:12]}): its ids would pick other tokens' "
+        "vectors. Restore the preset's own vocabulary file."
+    )
+
+
+def check_text_preprocessing(preprocessor, backbone, vocabulary_sha256):
+    """What text must meet before `predict` tokenizes it: a vocabulary that fits
+    the embedding and is the one saved with the model, and a padded length the
+    position table holds (else a graph error deep in the backbone)."""
+    check_tokenizer_fits(preprocessor, backbone)
+    check_saved_vocabulary(preprocessor, vocabulary_sha256)
+    limit = getattr(backbone, "max_sequence_length", None)
+    length = getattr(preprocessor, "sequence_length", None)
+    if isinstance(limit, int) and isinstance(length, int) and length > limit:
+        raise ValueError(
+            f"The preprocessor pads text to {length} tokens; the model takes at most "
+            f"{limit} (its `max_sequence_length`). Set `preprocessor.sequence_length` "
+            f"to {limit} or less."
+        )
+
+
+def check_tokenizer_fits(preprocessor, backbone):
+    """`ValueError` when the tokenizer gives ids the token embedding has no row
+    for (a preset whose vocabulary and model do not belong together).
+
+    A preset's vocabulary is loaded after the model is built, so this runs
+    again when text is encoded.
+    """
+    tokenizer = getattr(preprocessor, "tokenizer", None)
+    if tokenizer is None or not getattr(tokenizer, "vocabulary", None):
+        return
+    size, input_dim = tokenizer.vocabulary_size(), backbone.token_embedding.input_dim
+    if size > input_dim:
+        raise ValueError(
+            f"The tokenizer's vocabulary has {size} tokens, but the token embedding takes "
+            f"ids below {input_dim} (its `input_dim`): text would give ids {input_dim}.."
+            f"{size - 1}, which have no row. The vocabulary and the model do not belong "
+            "together (check the preset's tokenizer files and config.json)."
+        )
 
 
 def _compressed_family(task_cls):
@@ -51,6 +111,23 @@ def _compressed_family(task_cls):
         left out (one sentence is segment 0, as in the exported signature).
         """
 
+        def __init__(self, backbone, preprocessor=None, vocabulary_sha256=None, **kwargs):
+            check_tokenizer_fits(preprocessor, backbone)
+            super().__init__(backbone, preprocessor=preprocessor, **kwargs)
+            # A preset saved later keeps this length, not an evaluation's.
+            keep_model_sequence_length(preprocessor)
+            # The vocabulary the model was saved with: a preset loads its
+            # vocabulary after the model is built, so text checks it then.
+            self.vocabulary_sha256 = vocabulary_sha256
+
+        def get_config(self):
+            config = super().get_config()
+            config["vocabulary_sha256"] = tokenizer_fingerprint(self.preprocessor) or (
+                self.vocabulary_sha256)
+            return config
+
+        save_to_preset = save_to_preset
+
         def __call__(self, inputs, *args, **kwargs):
             return super().__call__(self._with_segments(inputs), *args, **kwargs)
 
@@ -68,6 +145,9 @@ def _compressed_family(task_cls):
             if isinstance(x, (str, bytes)):
                 x = [x]  # one sentence, as `encode_text` takes it
             check_sentences(x, self.preprocessor)
+            if not isinstance(x, dict):  # text: the preprocessor's ids reach the model
+                check_text_preprocessing(self.preprocessor, self.backbone,
+                                         self.vocabulary_sha256)
             check_input_names(x, self.input)
             limit = getattr(self.backbone, "max_sequence_length", None)
             check_id_batch(x, self.backbone.token_embedding.input_dim,

@@ -96,8 +96,9 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         quantize_transformer: `None`, or the name of the export recipe the
             student will ship with (e.g. `"int4_blockwise32_dynamic"`, see
             `weight_quantization.RECIPES`): the distiller runs the student
-            with its transformer kernels rounded as that recipe stores them
-            (straight-through gradients to the float kernels), so
+            with its Dense / EinsumDense kernels (transformer layers,
+            pooler) rounded as that recipe stores them (straight-through
+            gradients to the float kernels), so
             `export_tflite(..., quantization=<that recipe>)` computes what
             was trained. The student itself stays float.
 
@@ -122,13 +123,17 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         quantize_transformer=None,
         **kwargs,
     ):
+        shared = preprocessor is not None  # the user's choice for both encoders
         if isinstance(teacher, keras_hub.models.TextEmbedder):
             _check_same_head(teacher, student, pooling)
             pooling = teacher.pooling_mode if pooling is None else pooling
             preprocessor = teacher.preprocessor if preprocessor is None else preprocessor
+        if not shared:
+            _check_same_tokenizer(preprocessor, getattr(student, "preprocessor", None))
         teacher, student = _backbone_of(teacher), _backbone_of(student)
         pooling = check_choice("pooling", "mean" if pooling is None else pooling, POOLING_MODES)
         _check_pair(teacher, student)
+        _check_sequence_length(preprocessor, teacher, student)
         if quantize_transformer is not None:
             quantize_transformer = get_recipe(quantize_transformer, "quantize_transformer").name
         check_choice("train", train, TRAINABLE_PARTS)
@@ -275,6 +280,7 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
 
     def fit(self, x=None, *args, **kwargs):
         _check_not_empty(x)
+        self._check_text(x)
         self._check_ids(x)
         if not self.trainable_weights:
             raise ValueError(
@@ -285,12 +291,23 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         return super().fit(x, *args, **kwargs)
 
     def evaluate(self, x=None, *args, **kwargs):
+        self._check_text(x)
         self._check_ids(x)
         return super().evaluate(x, *args, **kwargs)
 
     def predict(self, x=None, *args, **kwargs):
+        self._check_text(x)
         self._check_ids(x)
         return super().predict(x, *args, **kwargs)
+
+    def _check_text(self, x):
+        if self.preprocessor is None and _is_text(x):
+            raise ValueError(
+                "The distiller has no preprocessor to turn text into token ids (its "
+                "teacher was given as a backbone): pass `preprocessor=` (e.g. "
+                "`teacher_embedder.preprocessor`) when building it, or give "
+                "{'token_ids', 'padding_mask'} batches. Received: text"
+            )
 
     def _check_ids(self, x):
         limit = getattr(self.student, "max_sequence_length", None)
@@ -410,6 +427,72 @@ def _check_same_head(teacher, student, pooling):
             f"(pooling_mode, normalize) = {heads[0]} and {heads[1]}. Build the student "
             "with the teacher's pooling, or pass `pooling=` to choose one."
         )
+
+
+def _is_text(x):
+    """Whether `x` holds strings: a string, a list or array of them, or a
+    `tf.data.Dataset` of them."""
+    if isinstance(x, (str, bytes)):
+        return True
+    if isinstance(x, (list, tuple, np.ndarray)):
+        values = np.asarray(x, dtype=object).reshape(-1)
+        return bool(values.size) and isinstance(values[0], (str, bytes))
+    try:
+        import tensorflow as tf
+    except ImportError:  # pragma: no cover - TensorFlow ships with the package
+        return False
+    if isinstance(x, tf.data.Dataset):
+        specs = keras.tree.flatten(x.element_spec)
+        return bool(specs) and specs[0].dtype == tf.string
+    return False
+
+
+def _tokenizer_settings(preprocessor):
+    """What decides a tokenizer's ids: its vocabulary (by fingerprint), case and accents."""
+    from keras_subembed.export.files import vocabulary_fingerprint
+
+    tokenizer = getattr(preprocessor, "tokenizer", None)
+    vocabulary = getattr(tokenizer, "vocabulary", None)
+    return {
+        "vocabulary": (f"{len(vocabulary)} tokens, sha256 "
+                       f"{vocabulary_fingerprint(vocabulary)[:12]}") if vocabulary else None,
+        "lowercase": getattr(tokenizer, "lowercase", None),
+        "strip_accents": getattr(tokenizer, "strip_accents", None),
+    }
+
+
+def _check_same_tokenizer(preprocessor, student_preprocessor):
+    """The student embedder's own tokenizer must give the ids it is trained on."""
+    if preprocessor is None or student_preprocessor is None or (
+            student_preprocessor is preprocessor):
+        return
+    used, own = _tokenizer_settings(preprocessor), _tokenizer_settings(student_preprocessor)
+    differences = [f"{name}: {used[name]} vs the student's {own[name]}"
+                   for name in used if used[name] != own[name]]
+    if differences:
+        raise ValueError(
+            "The student embedder's tokenizer differs from the one the distiller trains "
+            f"with (the teacher's): {'; '.join(differences)}. The student would learn "
+            "ids its own tokenizer never gives. Build the student from the teacher "
+            "(`keras_subembed.compress(teacher, ...)`), or pass `preprocessor=` to "
+            "train both on that one."
+        )
+
+
+def _check_sequence_length(preprocessor, teacher, student):
+    """Sequences the preprocessor makes must fit both encoders' position tables."""
+    length = getattr(preprocessor, "sequence_length", None)
+    if not isinstance(length, int):
+        return
+    for role, encoder in (("student", student), ("teacher", teacher)):
+        limit = getattr(encoder, "max_sequence_length", None)
+        if isinstance(limit, int) and length > limit:
+            raise ValueError(
+                f"The preprocessor makes sequences of {length} tokens, but the {role} "
+                f"reads at most {limit} (its `max_sequence_length`). Set the "
+                f"preprocessor's `sequence_length` to {limit} or less, or build the "
+                f"{role} with `max_sequence_length` >= {length}."
+            )
 
 
 def _backbone_of(model):

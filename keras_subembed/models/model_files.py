@@ -10,6 +10,7 @@ import json
 import pathlib
 
 from keras_subembed.checks import check_positive_int
+from keras_subembed.models.presets import record_model_sequence_length
 
 
 def match_model_files(embedder, preset):
@@ -22,6 +23,10 @@ def match_model_files(embedder, preset):
     `sequence_length` to the `max_seq_length` the model was trained with
     (`sentence_bert_config.json`) when that is shorter. Returns `embedder`.
 
+    The folder must hold at least one of `MODEL_FILES`, and its vocabulary
+    (`vocab.txt` or `tokenizer.json`'s), when it has one, must be the
+    embedder's: another model's files are refused, not applied.
+
     Example:
     >>> embedder = keras_hub.models.TextEmbedder.from_preset(minilm_preset_dir())
     >>> embedder = match_model_files(embedder, minilm_preset_dir())
@@ -31,15 +36,58 @@ def match_model_files(embedder, preset):
             f"`preset` must be the model's folder (its tokenizer.json, "
             f"sentence_bert_config.json). Received: preset={str(preset)!r}, not a folder"
         )
+    found = [name for name in MODEL_FILES if (pathlib.Path(preset) / name).is_file()]
+    if not found:
+        raise ValueError(
+            f"`preset` holds none of the model's files ({', '.join(MODEL_FILES)}): "
+            f"there is nothing to match. Received: preset={str(preset)!r}"
+        )
     preset = str(preset)
     preprocessor = embedder.preprocessor
     if preprocessor is None:
         return embedder
+    check_same_vocabulary(preprocessor.tokenizer, preset)
     match_normalization(preprocessor.tokenizer, preset)
     limit = model_sequence_limit(preset)
     if limit is not None and limit < preprocessor.sequence_length:
         preprocessor.sequence_length = limit
+    # What a saved preset keeps, whatever length is set for an evaluation.
+    record_model_sequence_length(preprocessor, preprocessor.sequence_length)
     return embedder
+
+
+# The files of a Hugging Face / sentence-transformers folder this module reads.
+MODEL_FILES = ("tokenizer.json", "tokenizer_config.json", "sentence_bert_config.json", "vocab.txt")
+
+
+def model_vocabulary(preset):
+    """The folder's vocabulary (`vocab.txt`, else `tokenizer.json`'s), in id order, or None."""
+    from keras_subembed.export.files import read_vocabulary
+
+    folder = pathlib.Path(preset)
+    if (folder / "vocab.txt").is_file():
+        return read_vocabulary(folder / "vocab.txt")
+    if (folder / "tokenizer.json").is_file():
+        vocabulary = (read_json(folder / "tokenizer.json").get("model") or {}).get("vocab")
+        if isinstance(vocabulary, dict):
+            return [token for token, _ in sorted(vocabulary.items(), key=lambda item: item[1])]
+    return None
+
+
+def check_same_vocabulary(tokenizer, preset):
+    """`ValueError` when the folder's vocabulary is not `tokenizer`'s: another
+    model's files would set this one's normalisation and length."""
+    from keras_subembed.export.files import vocabulary_fingerprint
+
+    theirs, ours = model_vocabulary(preset), getattr(tokenizer, "vocabulary", None)
+    if not theirs or not ours or list(theirs) == list(ours):
+        return
+    raise ValueError(
+        f"The folder's vocabulary ({len(theirs)} tokens, sha256 "
+        f"{vocabulary_fingerprint(theirs)[:12]}) is not the embedder's ({len(ours)} tokens, "
+        f"sha256 {vocabulary_fingerprint(ours)[:12]}): these are another model's files. "
+        f"Received: preset={str(preset)!r}"
+    )
 
 
 def match_normalization(tokenizer, preset):
@@ -89,20 +137,38 @@ def model_normalization(preset):
                 f"{str(folder / 'tokenizer.json')!r} has a malformed `normalizer`: "
                 f"{normalizer!r:.200}"
             )
+        path = folder / "tokenizer.json"
         for step in steps:
             if step.get("type") == "BertNormalizer":
-                return _normalization(step.get("lowercase", True), step.get("strip_accents"))
+                return _normalization(step.get("lowercase", True), step.get("strip_accents"), path)
+        # The same steps spelled out: Sequence[NFD, Lowercase, StripAccents].
+        types = {step.get("type") for step in steps}
+        if types & {"Lowercase", "StripAccents"}:
+            return {"lowercase": "Lowercase" in types, "strip_accents": "StripAccents" in types}
     if (folder / "tokenizer_config.json").is_file():
         config = read_json(folder / "tokenizer_config.json")
         if "do_lower_case" in config:
-            return _normalization(config["do_lower_case"], config.get("strip_accents"))
+            return _normalization(config["do_lower_case"], config.get("strip_accents"),
+                                  folder / "tokenizer_config.json")
     return {}
 
 
-def _normalization(lowercase, strip_accents):
-    lowercase = bool(lowercase)
+def _normalization(lowercase, strip_accents, path):
+    lowercase = _flag(lowercase, "lowercase", path)
+    strip_accents = None if strip_accents is None else _flag(strip_accents, "strip_accents", path)
     return {"lowercase": lowercase,
-            "strip_accents": lowercase if strip_accents is None else bool(strip_accents)}
+            "strip_accents": lowercase if strip_accents is None else strip_accents}
+
+
+def _flag(value, name, path):
+    """A true/false setting of a model's file; the string "false" is false (not a
+    non-empty string, which Python reads as true)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError(
+        f"{str(path)!r} sets `{name}` to {value!r}; expected true or false.")
 
 
 def model_sequence_limit(preset):

@@ -8,9 +8,11 @@ sees the rounded kernel, the gradient passes straight through to the float
 kernel), so the exported file computes what was trained.
 
 What a recipe quantizes: the kernel of every `Dense` and `EinsumDense` layer
-inside a `transformer_layer_<i>` (each becomes one `FULLY_CONNECTED` op of
-the file); the token embedding, position embedding and layer norms stay
-float. Rounding is symmetric (`q = round(w / s)`, `s = max|w| / (2^(bits-1) - 1)`),
+of the model outside its token embedding (a keras-hub encoder's transformer
+layers and pooler, a head, a user's own encoder; each becomes one
+`FULLY_CONNECTED` op of the file); the token embedding, position embedding
+and layer norms stay float. A recipe whose name says int4 must put int4
+weights in the file: a model with no such layer is refused by the export. Rounding is symmetric (`q = round(w / s)`, `s = max|w| / (2^(bits-1) - 1)`),
 with one scale per output channel or per block of `block_size` input rows of
 each output channel; blockwise scales are stored with bfloat16 precision.
 """
@@ -24,7 +26,10 @@ import keras
 from keras import ops
 
 from keras_subembed.layer_walk import walk_layers
+from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 
+# Every kernel path: a recipe's own rounding applies to the whole model.
+ANY_SCOPE = r""
 # A layer path (a Keras variable path, or a .tflite op's scope, where
 # TensorFlow appends `_<n>` to each name) inside a transformer layer.
 TRANSFORMER_SCOPE = r"transformer_layer_\d+(_\d+)?/"
@@ -64,7 +69,7 @@ class WeightRecipe:
 
     def scopes(self):
         """`(regex, KernelRounding)` rules over layer paths; the last match wins."""
-        return ((TRANSFORMER_SCOPE, self.rounding),) + tuple(
+        return ((ANY_SCOPE, self.rounding),) + tuple(
             (f"{TRANSFORMER_SCOPE}.*{pattern}", rounding) for pattern, rounding in self.overrides)
 
     def rounding_for(self, path):
@@ -148,15 +153,26 @@ def fake_quantize(kernel, rounding, axes=(0,)):
 
 
 def quantized_layers(model, recipe):
-    """`[(layer, KernelRounding)]` for every kernel `recipe` rounds in `model`."""
+    """`[(layer, KernelRounding)]` for every kernel `recipe` rounds in `model`:
+    each built `Dense` / `EinsumDense` outside a token embedding."""
     recipe = get_recipe(recipe)
+    # An embedding's own layers (ALONE's feed-forward network) are part of
+    # the compressed table, which stays float as the file stores it.
+    inside_embeddings = {id(inner) for layer in walk_layers(model)
+                         if _is_embedding(layer) for inner in walk_layers(layer)}
     found = []
     for layer in walk_layers(model):
+        if id(layer) in inside_embeddings:
+            continue
         if isinstance(layer, (keras.layers.Dense, keras.layers.EinsumDense)) and layer.built:
             rounding = recipe.rounding_for(layer._kernel.path)
             if rounding is not None:
                 found.append((layer, rounding))
     return found
+
+
+def _is_embedding(layer):
+    return isinstance(layer, (keras.layers.Embedding, CompressedEmbedding))
 
 
 def round_weights(model, recipe):
@@ -203,10 +219,22 @@ def _fake_quant_class(cls):
     `fake_quantized`, which restores the class (so saving never sees it)."""
     if cls not in _FAKE_QUANT_CLASSES:
         def kernel(self):
+            if self._fake_quant is None:  # saving, below
+                return cls.kernel.fget(self)
             rounding, axes = self._fake_quant
             return fake_quantize(cls.kernel.fget(self), rounding, axes)
 
+        def save_own_variables(self, store):
+            # Keras saves `self.kernel` (with LoRA merged), which reads rounded
+            # here: files written inside the block must hold the float kernels.
+            fake_quant, self._fake_quant = self._fake_quant, None
+            try:
+                cls.save_own_variables(self, store)
+            finally:
+                self._fake_quant = fake_quant
+
         _FAKE_QUANT_CLASSES[cls] = type(cls.__name__, (cls,), {
-            "kernel": property(kernel), "__module__": cls.__module__})
+            "kernel": property(kernel), "save_own_variables": save_own_variables,
+            "__module__": cls.__module__})
     return _FAKE_QUANT_CLASSES[cls]
 

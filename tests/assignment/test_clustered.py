@@ -94,6 +94,9 @@ def test_capacitated_assignment_takes_nearest_with_room():
         (np.array([[0.0, np.nan], [1.0, 2.0], [1.0, np.inf]]), {}, r"NaN or infinite values in rows \[0, 2\]"),
         (np.zeros((4, 2), dtype=int), {}, "floating-point values. Received dtype int64"),
         (np.zeros(4), {}, r"2-D \(vocabulary, width\).*\(4,\)"),
+        # Finite in float32, but the squares overflow: k-means would make garbage codes.
+        (np.concatenate([np.random.rand(8, 2), [[1e30, -1e30]]]).astype("float32"), {},
+         r"values too large to compare in float32 .* largest \|value\| 1e\+30\) in rows \[8\]"),
         (np.random.rand(30, 2), dict(rows_per_table=3), r"rows_per_table=3.*smallest rows_per_table that works is 4"),
         (np.random.rand(8, 2), dict(rows_per_table=2, reserved_ids=(0, 1)), r"2 reserved ids.*works is 3"),
         (np.random.rand(8, 2), dict(metric="manhattan"), r"metric='manhattan'"),
@@ -105,6 +108,14 @@ def test_bad_input_raises_with_the_reason(table, kwargs, message):
     arguments.update(kwargs)
     with pytest.raises(ValueError, match=message):
         clustered_codes(table, **arguments)
+
+
+def test_a_bfloat16_table_is_a_float_table():
+    import ml_dtypes
+
+    table = np.random.default_rng(0).normal(size=(40, 4)).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(clustered_codes(table, num_tables=2),
+                                  clustered_codes(table.astype("float32"), num_tables=2))
 
 
 # --- SubEmbedding.from_pretrained ------------------------------------------------

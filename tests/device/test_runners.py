@@ -102,7 +102,7 @@ def keras_hub_ids(tokenizer, texts):
 @pytest.mark.parametrize("special_tokens_in_strings", [False, True])
 def test_tokenizer_matches_keras_hub_on_mixed_script_text(special_tokens_in_strings, vocabulary, vocabularies):
     theirs = keras_hub_tokenizer(vocabularies[vocabulary], special_tokens_in_strings=special_tokens_in_strings)
-    ours = WordPieceTokenizer.from_file(vocabularies[vocabulary],
+    ours = WordPieceTokenizer.from_file(vocabularies[vocabulary], strip_accents=False,
                                         special_tokens_in_strings=special_tokens_in_strings)
     python_path, graph_path = keras_hub_ids(theirs, MIXED_SCRIPT)
     for text, eager, graph in zip(MIXED_SCRIPT, python_path, graph_path):
@@ -113,7 +113,7 @@ def test_tokenizer_drops_nul_as_keras_hubs_python_path_does(vocabularies):
     """keras-hub's tf.data path ends the string at U+0000; its Python path (and ours) drops it."""
     text = "before\x00after"
     python_path, graph_path = keras_hub_ids(keras_hub_tokenizer(vocabularies["news"]), [text])
-    ours = WordPieceTokenizer.from_file(vocabularies["news"])
+    ours = WordPieceTokenizer.from_file(vocabularies["news"], strip_accents=False)
     assert ours.tokens(text) == ["before", "after"]
     assert ours.tokenize(text) == python_path[0]
     assert graph_path[0] == ours.tokenize("before")  # the documented difference
@@ -121,8 +121,13 @@ def test_tokenizer_drops_nul_as_keras_hubs_python_path_does(vocabularies):
 
 @needs_minilm
 def test_tokenizer_reported_cases_give_the_training_tokens():
-    """Issue 12 item 10: the old runner stripped accents ("naive"), keras-hub does not."""
-    tokenizer = WordPieceTokenizer.from_file(MINILM_DIR / "vocab.txt")
+    """Issue 12 item 10: keras-hub keeps accents unless told; issue 27 item 7: the
+    device tokenizer's default is BERT's rule, strip them when lowercasing, as
+    uncased BERT and MiniLM were trained."""
+    assert WordPieceTokenizer.from_file(MINILM_DIR / "vocab.txt").tokens(
+        "naïve café résumé") == ["naive", "cafe", "resume"]
+    assert WordPieceTokenizer.from_file(MINILM_DIR / "vocab.txt", lowercase=False).strip_accents is False
+    tokenizer = WordPieceTokenizer.from_file(MINILM_DIR / "vocab.txt", strip_accents=False)
     assert tokenizer.tokens("naïve café résumé") == ["[UNK]"] * 3
     assert tokenizer.tokens("ﬁne ＡＢＣ zero\u200bwidth İ") == ["fine", "abc", "zero", "width", "[UNK]"]
     assert tokenizer.tokens("東京") == ["東", "京"]
@@ -140,7 +145,7 @@ def test_tokenizer_matches_keras_hub_on_every_character(vocabulary, vocabularies
     path is the one compared here, the tf.data path on real text below.
     """
     theirs = keras_hub_tokenizer(vocabularies[vocabulary])
-    ours = WordPieceTokenizer.from_file(vocabularies[vocabulary])
+    ours = WordPieceTokenizer.from_file(vocabularies[vocabulary], strip_accents=False)
     codes = [c for c in range(0x110000)
              if not 0xD800 <= c <= 0xDFFF and (c < 0x10000 or c % 17 == 0)]
     for start in range(0, len(codes), 4000):
@@ -156,7 +161,7 @@ def test_tokenizer_matches_keras_hub_on_every_character(vocabulary, vocabularies
 def test_tokenizer_matches_keras_hub_on_news_sentences(vocabulary, vocabularies):
     lines = gensim_test_file("lee_background.cor").read_text(encoding="utf-8").splitlines()
     assert len(lines) >= 300
-    ours = WordPieceTokenizer.from_file(vocabularies[vocabulary])
+    ours = WordPieceTokenizer.from_file(vocabularies[vocabulary], strip_accents=False)
     python_path, graph_path = keras_hub_ids(keras_hub_tokenizer(vocabularies[vocabulary]), lines)
     assert [ours.tokenize(line) for line in lines] == python_path == graph_path
 
@@ -277,9 +282,10 @@ def news_lines(count):
 
 
 def keras_vectors(exported, texts, sequence_length=ENCODER_MAX_LENGTH):
-    """The Keras model's vectors, ids from keras-hub's BertTokenizer: what training computes."""
+    """The Keras model's vectors, ids from keras-hub's BertTokenizer: what training computes
+    (for a file that records no normalisation: lowercase, and strip accents as BERT does)."""
     encoder = exported["encoder"]
-    tokenizer = keras_hub_tokenizer(exported["vocabulary"])
+    tokenizer = keras_hub_tokenizer(exported["vocabulary"], strip_accents=True)
     cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     rows = []
     for text in texts:
@@ -434,6 +440,16 @@ def test_search_text_output_is_never_its_vocabulary(exported, run_script, tmp_pa
                         vocabulary, "--embed", corpus, "--output", vocabulary, "--overwrite")
     assert_clear_error(result, f"--output {vocabulary} is one of the input files")
     assert vocabulary.read_bytes() == exported["vocabulary"].read_bytes()
+
+
+def test_a_query_that_is_not_utf8_gives_one_clear_error(exported, run_script, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("one line\n", encoding="utf-8")
+    command = [sys.executable, str(DEVICE / "search_text.py"),
+               str(exported["folder"] / "encoder.tflite"), "--corpus", str(corpus), b"caf\xe9"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                            env=run_script.environment)
+    assert_clear_error(result, "error: the query 'caf?' is not UTF-8 text (character 4)")
 
 
 def test_search_text_into_a_folder_it_cannot_write_gives_one_clear_error(exported, run_script,

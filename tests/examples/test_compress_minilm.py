@@ -55,7 +55,8 @@ def test_compress_minilm_runs_end_to_end_on_the_real_model(tmp_path):
     for name in ("teacher", "sub-k3m34"):
         embedder = keras_hub.models.TextEmbedder.from_preset(str(tmp_path / name))
         assert isinstance(embedder, keras_hub.models.BertTextEmbedder)
-        assert embedder.preprocessor.sequence_length == 128  # the job's evaluation length
+        # The model's own length (max_seq_length), not the job's evaluation length of 128.
+        assert embedder.preprocessor.sequence_length == 256
         assert embedder.pooling_mode == "mean"
         vectors = np.asarray(embedder.encode_text(texts))
         assert vectors.shape == (2, 384)

@@ -205,7 +205,7 @@ def test_convert_command_and_litert_only_runner(saved_masked_lm, tmp_path, capsy
     assert (tmp_path / "mlm.vocab.txt").read_text().split() == vocabulary
     assert json.loads((tmp_path / "r.json").read_text())["file_bytes"] == tflite.stat().st_size
     assert convert_main([str(saved_masked_lm), "--tflite", str(tflite)]) == 2
-    assert "exists; pass overwrite=True" in capsys.readouterr().err
+    assert "exists; pass --overwrite to replace it" in capsys.readouterr().err
 
     # What an app runs: no TensorFlow, no Keras importable.
     blocker = "import sys; sys.modules.update(tensorflow=None, keras=None, keras_hub=None); "

@@ -53,10 +53,11 @@ def test_json_report_never_replaces_the_input_or_another_file(saved_masked_lm, t
     victim.write_bytes(b"someone's model")
     assert convert_main([str(saved_masked_lm), "--tflite", str(tmp_path / "k.tflite"),
                          "--json", str(victim)]) == 2
-    assert "exists; pass overwrite=True" in capsys.readouterr().err
+    # The command line names its flag, not the Python argument.
+    assert "exists; pass --overwrite to replace it" in capsys.readouterr().err
     assert convert_main([str(saved_masked_lm), "--tflite", str(tmp_path / "k.tflite"),
                          "--json", str(victim), "--overwrite"]) == 2
-    assert "is not a JSON export report" in capsys.readouterr().err
+    assert "is not a JSON export report; --overwrite only replaces" in capsys.readouterr().err
     assert victim.read_bytes() == b"someone's model"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["victim.keras"]  # nothing written
 

@@ -14,6 +14,7 @@ from keras_subembed.export import quantizer_recipes
 from keras_subembed.export.quantizer_recipes import RECIPE_NAMES
 from keras_subembed.export.flatbuffer import read_metadata
 from keras_subembed.export.quantizer_recipes import weight_bits
+from keras_subembed.layers import SubEmbedding
 from keras_subembed.models import compress_backbone
 from keras_subembed.models.weight_quantization import fake_quantized
 from tests.tflite_utils import TFLiteRunner
@@ -64,6 +65,7 @@ def test_each_recipe_is_verified_and_reports_what_the_file_holds(recipe, encoder
     assert len(bits) == 12 and all(got == want for _, got, want in bits), bits
     want_bits = {"int8_weight_only": {8}, "int4_blockwise32_dynamic_int8_attention_output": {4, 8}}
     assert {got for _, got, _ in bits} == want_bits.get(recipe, {4})
+    assert report.quantized_ops == 12  # the ops the report counts are those kernels
     # Smaller than the float file by about the kernels' share.
     assert report.file_bytes < float_file.file_bytes * (0.6 if "int8" in recipe[:4] else 0.45)
     # The report's cosine is the file's, recomputed here against the float Keras model.
@@ -88,7 +90,7 @@ def test_a_file_with_coarser_weights_than_its_recipe_fails_verification(encoder,
     # An int8 recipe whose quantizer wrote int4 weights: the file errs far more
     # than int8 rounding explains.
     monkeypatch.setattr("keras_subembed.export.tflite.quantize_flatbuffer",
-                        lambda flatbuffer, recipe: real(flatbuffer, "int4_dynamic"))
+                        lambda flatbuffer, recipe, ops: real(flatbuffer, "int4_dynamic"))
     path = tmp_path / "wrong.tflite"
     with pytest.raises(ExportVerificationError, match=r"quantization='int8_weight_only'.*was not written"):
         export_tflite(encoder, path, quantization="int8_weight_only", sample_inputs=samples())
@@ -100,7 +102,7 @@ def test_a_recipe_the_quantizer_skips_is_refused(float_file, monkeypatch):
 
     # A recipe the quantizer accepts but that reaches no op of the file.
     monkeypatch.setattr(quantizer_recipes, "quantizer_recipe",
-                        lambda _: [dict(rule, regex="no_such_layer")
+                        lambda *_: [dict(rule, regex="no_such_layer")
                                    for rule in recipe.dynamic_wi4_afp32()])
     with pytest.raises(ExportVerificationError, match=r"did not apply quantization='int4_dynamic' "
                        r"to 12 weight\(s\): .*transformer_layer_0.*\(float bits, wanted 4\)"):
@@ -122,3 +124,61 @@ def test_a_missing_ai_edge_quantizer_names_the_extra_before_converting(encoder, 
                        r"`ai-edge-quantizer` package: install it with "
                        r"`pip install \"keras-subembed\[quantize\]\"`"):
         export_tflite(encoder, tmp_path / "x.tflite", quantization="int4_dynamic")
+
+
+def own_encoder(dense=True):
+    """A user's own encoder, no `transformer_layer_<i>` anywhere: ids -> compressed
+    embedding -> (two Dense layers) -> mean -> a Dense head (the file's last op)."""
+    keras.utils.set_random_seed(1)
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    padding_mask = keras.Input((None,), dtype="int32", name="padding_mask")
+    x = SubEmbedding(300, 64, num_tables=4, name="token_embedding")(token_ids)
+    if dense:
+        x = keras.layers.Dense(128, activation="relu")(x)
+        x = keras.layers.Dense(64)(x)
+    x = keras.ops.mean(x, axis=1)
+    if dense:
+        x = keras.layers.Dense(32, name="head")(x)
+    return keras.Model({"token_ids": token_ids, "padding_mask": padding_mask}, {"embedding": x})
+
+
+@pytest.mark.parametrize("recipe", ["int4_dynamic", "int8_weight_only"])
+def test_a_users_own_dense_layers_are_quantized_and_the_report_says_so(recipe, tmp_path):
+    model = own_encoder()
+    float_report = export_tflite(model, tmp_path / "float.tflite", sample_inputs=samples())
+    report = export_tflite(model, tmp_path / "q.tflite", quantization=recipe,
+                           sample_inputs=samples())
+    flatbuffer = (tmp_path / "q.tflite").read_bytes()
+    assert flatbuffer != (tmp_path / "float.tflite").read_bytes()
+    # Three Dense kernels (the head's op is named only `StatefulPartitionedCall`).
+    assert report.quantized_ops == 3 and float_report.quantized_ops == 0
+    bits = "int4" if "int4" in recipe else "int8"
+    kernel_elements = 64 * 128 + 128 * 64 + 64 * 32
+    assert report.constant_bytes[bits] == kernel_elements * (4 if bits == "int4" else 8) // 8
+    assert float_report.constant_bytes["float32"] >= kernel_elements * 4
+    assert bits in str(report) and "3 op(s) with integer weights" in str(report)
+    assert report.as_dict()["constant_bytes"][bits] > 0
+
+
+def test_a_model_with_nothing_a_recipe_quantizes_is_refused_before_converting(tmp_path, monkeypatch):
+    monkeypatch.setattr("keras_subembed.export.tflite.convert",
+                        lambda *args, **kwargs: pytest.fail("converted before checking"))
+    with pytest.raises(ValueError, match=r"quantization='int4_dynamic' stores the kernels of "
+                       r"Dense and EinsumDense layers .* has none outside its token embedding"):
+        export_tflite(own_encoder(dense=False), tmp_path / "x.tflite", quantization="int4_dynamic")
+    assert not (tmp_path / "x.tflite").exists()
+
+
+def test_the_command_line_names_a_missing_extra_in_one_line_before_any_work(tmp_path, monkeypatch,
+                                                                              capsys):
+    from keras_subembed.export.cli import main as convert_main
+
+    monkeypatch.setitem(sys.modules, "ai_edge_quantizer", None)
+    monkeypatch.setattr("keras_subembed.export.model_parts.load_model",
+                        lambda *args: pytest.fail("loaded the model before checking"))
+    status = convert_main([str(tmp_path / "m.keras"), "--tflite", str(tmp_path / "m.tflite"),
+                           "--quantization", "int4_dynamic"])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err
+    assert err.startswith("error: quantization='int4_dynamic' needs the `ai-edge-quantizer` "
+                          "package") and len(err.strip().splitlines()) == 1

@@ -153,6 +153,15 @@ def test_unsupported_backbones_and_kinds_raise_naming_what_works():
             "`embedding` must be a layer or one of ['alone', 'define', 'embedding', 'sub']. "
             "Received: embedding='hashing'")):
         compress_backbone(make_backbone("bert"), "hashing")
+    # A decoder: its token embedding is a layer, but its layers cannot be rebuilt.
+    gemma = keras_hub.models.GemmaBackbone(
+        vocabulary_size=50, num_layers=1, num_query_heads=2, num_key_value_heads=1,
+        hidden_dim=16, intermediate_dim=32, head_dim=8)
+    with pytest.raises(TypeError, match=re.escape(
+            "Cannot compress a GemmaBackbone: it is not a supported text encoder (its layers "
+            "cannot be copied: NotImplementedError: Object RMSNormalization was created")) as error:
+        compress_backbone(gemma, "sub", SUB)
+    assert "Supported: BertBackbone, RobertaBackbone" in str(error.value)
 
 
 def test_keras_hub_task_models_take_the_compressed_backbone(tmp_path):

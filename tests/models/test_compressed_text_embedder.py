@@ -17,6 +17,7 @@ from keras_subembed.models import CompressedBackbone
 from keras_subembed.models import CompressedBertBackbone
 from keras_subembed.models import CompressedBertTextEmbedder
 from keras_subembed.models import CompressedXLMRobertaTextEmbedder
+from keras_subembed.models.presets import record_model_sequence_length
 
 ROOT = Path(__file__).parents[2]
 VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + (
@@ -134,6 +135,11 @@ def test_a_compressed_embedder_names_bad_input_before_tracing():
         small.predict(bad, verbose=0)
     with pytest.raises(TypeError, match="`x` must hold sentences"):
         small.predict([1, 2], verbose=0)
+    small.preprocessor.sequence_length = 30  # beyond the 24 positions the model has
+    with pytest.raises(ValueError, match=re.escape(
+            "The preprocessor pads text to 30 tokens; the model takes at most 24 (its "
+            "`max_sequence_length`)")):
+        small.encode_text(TEXTS, verbose=0)
 
 
 def test_a_preset_loads_back_through_keras_hub_in_a_fresh_process(tmp_path):
@@ -195,6 +201,154 @@ def test_preset_metadata_names_keras_hubs_task():
         small.save_to_preset(folder)
         with open(f"{folder}/metadata.json") as file:
             assert json.load(file)["tasks"] == ["BertTextEmbedder"]
+
+
+def read_preprocessor_length(folder):
+    import json
+
+    config = json.loads((Path(folder) / "preprocessor.json").read_text())
+    return config["config"]["sequence_length"]
+
+
+def test_save_to_preset_never_replaces_a_users_files(tmp_path, monkeypatch):
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    # A Hugging Face model folder (the teacher's own), a user's Keras files.
+    hugging_face = tmp_path / "teacher"
+    hugging_face.mkdir()
+    (hugging_face / "config.json").write_text('{"model_type": "bert"}')
+    (hugging_face / "tokenizer.json").write_text('{"normalizer": null}')
+    users = tmp_path / "mine"
+    users.mkdir()
+    (users / "config.json").write_text("{}")
+    (users / "model.weights.h5").write_bytes(b"my weights")
+    for folder in (hugging_face, users):
+        before = {path.name: path.read_bytes() for path in folder.iterdir()}
+        for model in (small, small.backbone):
+            for overwrite in (False, True):
+                with pytest.raises(FileExistsError, match=re.escape(
+                        f"{str(folder)!r} holds files this package did not write "
+                        f"({', '.join(sorted(before))}): a preset never replaces them, "
+                        "overwrite=True included")):
+                    model.save_to_preset(str(folder), overwrite=overwrite)
+        assert {path.name: path.read_bytes() for path in folder.iterdir()} == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["mine", "teacher"]  # no staging left
+    # Our own preset: replaced only with overwrite=True; an empty folder is free.
+    ours = tmp_path / "ours"
+    ours.mkdir()
+    small.save_to_preset(str(ours))
+    with pytest.raises(FileExistsError, match="holds a preset; pass overwrite=True to replace it"):
+        small.save_to_preset(str(ours))
+    small.save_to_preset(str(ours), overwrite=True)
+    assert type(keras_hub.models.TextEmbedder.from_preset(str(ours))) is CompressedBertTextEmbedder
+    # ... but not once a file of the user's is in it.
+    (ours / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="notes.txt"):
+        small.save_to_preset(str(ours), overwrite=True)
+    assert (ours / "notes.txt").read_text() == "mine"
+    # A link is never followed; the current folder (even empty) is never replaced.
+    (tmp_path / "link").symlink_to(users)
+    with pytest.raises(FileExistsError, match="is a link; a preset replaces only a folder it wrote"):
+        small.save_to_preset(str(tmp_path / "link"), overwrite=True)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    with pytest.raises(ValueError, match=re.escape(
+            "'.' is the current folder or one of its parents; give a new folder name for the "
+            "preset.")):
+        small.save_to_preset(".")
+    assert empty.is_dir() and not any(empty.iterdir())
+
+
+def test_a_preset_keeps_the_models_own_sequence_length(tmp_path):
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)  # built at 12 tokens
+    small.preprocessor.sequence_length = 6  # an evaluation's length
+    small.save_to_preset(str(tmp_path / "own"))
+    assert read_preprocessor_length(tmp_path / "own") == 12
+    assert small.preprocessor.sequence_length == 6  # the live model is left as it was
+    small.save_to_preset(str(tmp_path / "asked"), sequence_length=8)
+    assert read_preprocessor_length(tmp_path / "asked") == 8
+    with pytest.raises(ValueError, match=r"`sequence_length` must be at most the model's limit "
+                       r"of 24 tokens. Received: sequence_length=100"):
+        small.save_to_preset(str(tmp_path / "long"), sequence_length=100)
+    # keras-hub's own embedders save the same way through `save_preset`.
+    teacher = make_bert_embedder()
+    teacher.preprocessor.sequence_length = 6
+    keras_subembed.models.save_preset(teacher, tmp_path / "teacher", sequence_length=12)
+    assert read_preprocessor_length(tmp_path / "teacher") == 12
+    with pytest.raises(TypeError, match=re.escape(
+            "`model` must be a keras-hub Task (e.g. a TextEmbedder) or Backbone")):
+        keras_subembed.models.save_preset(keras.Sequential(), tmp_path / "plain")
+    # A model compressed to fewer positions saves no longer a length than it reads
+    # (match_model_files recorded 12 for the model it read).
+    teacher = make_bert_embedder()
+    record_model_sequence_length(teacher.preprocessor, 12)
+    teacher.preprocessor.sequence_length = 8
+    shorter = keras_subembed.compress(teacher, "embedding", max_sequence_length=8)
+    shorter.save_to_preset(str(tmp_path / "shorter"))
+    assert read_preprocessor_length(tmp_path / "shorter") == 8
+
+
+def test_a_preset_whose_vocabulary_outgrows_the_embedding_is_refused_at_encode(tmp_path):
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    small.save_to_preset(str(tmp_path / "preset"))
+    with open(tmp_path / "preset" / "assets" / "tokenizer" / "vocabulary.txt", "a") as file:
+        file.write("extra\nwords\n")
+    loaded = keras_hub.models.TextEmbedder.from_preset(str(tmp_path / "preset"))
+    size = len(VOCABULARY)
+    with pytest.raises(ValueError, match=re.escape(
+            f"The tokenizer's vocabulary has {size + 2} tokens, but the token embedding takes "
+            f"ids below {size} (its `input_dim`): text would give ids {size}..{size + 1}")):
+        loaded.encode_text(["extra words"], verbose=0)
+    # Ids known to fit still go in.
+    assert loaded.predict(ids(), verbose=0).shape == (3, 16)
+
+
+@pytest.mark.parametrize("key, value", [("rows_per_table", 16), ("num_tables", 2),
+                                        ("pack_codes", False)])
+def test_an_edited_preset_config_names_the_shapes_that_differ(key, value, tmp_path):
+    import json
+
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    small.save_to_preset(str(tmp_path / "preset"))
+    for name in ("config.json", "task.json"):
+        path = tmp_path / "preset" / name
+        config = json.loads(path.read_text())
+        backbone = config["config"] if name == "config.json" else config["config"]["backbone"]["config"]
+        backbone["token_embedding"]["config"][key] = value
+        path.write_text(json.dumps(config))
+    for door in (keras_hub.models.Backbone, keras_hub.models.TextEmbedder):
+        with pytest.raises(ValueError, match=r"does not fit the model its config describes: the "
+                           r"token embedding 'token_embedding' \(SubEmbedding, .*\) needs weights "
+                           r"sub_table_0 .*; the file holds \(8, 4\), \(8, 4\), \(8, 4\), \(8, 4\), "
+                           r"\(42, 2\)\. Was the preset's config.json or task.json edited\?"):
+            door.from_preset(str(tmp_path / "preset"))
+
+
+def test_a_preset_without_its_weights_file_names_it(tmp_path):
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    small.save_to_preset(str(tmp_path / "preset"))
+    (tmp_path / "preset" / "model.weights.h5").unlink()
+    for door in (keras_hub.models.Backbone, keras_hub.models.TextEmbedder):
+        with pytest.raises(FileNotFoundError, match=re.escape(
+                f"The preset {str(tmp_path / 'preset')!r} has no weights: model.weights.h5 is "
+                "missing (nor is it sharded: no model.weights.json).")):
+            door.from_preset(str(tmp_path / "preset"))
+
+
+def test_a_preset_whose_vocabulary_was_replaced_is_refused_at_encode(tmp_path):
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    small.save_to_preset(str(tmp_path / "preset"))
+    path = tmp_path / "preset" / "assets" / "tokenizer" / "vocabulary.txt"
+    tokens = path.read_text().splitlines()
+    path.write_text("\n".join(tokens[:5] + tokens[5:][::-1]) + "\n")  # same size, other order
+    loaded = keras_hub.models.TextEmbedder.from_preset(str(tmp_path / "preset"))
+    with pytest.raises(ValueError, match=r"The tokenizer's vocabulary \(sha256 \w+\) is not the "
+                       r"one this model was saved with \(sha256 \w+\)"):
+        loaded.encode_text(TEXTS, verbose=0)
+    path.write_text("\n".join(tokens) + "\n")
+    np.testing.assert_allclose(
+        np.asarray(keras_hub.models.TextEmbedder.from_preset(str(tmp_path / "preset")).encode_text(
+            TEXTS, verbose=0)), np.asarray(small.encode_text(TEXTS, verbose=0)), atol=1e-6)
 
 
 @pytest.mark.parametrize("make", [make_bert_embedder, make_xlm_roberta_embedder])

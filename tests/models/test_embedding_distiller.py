@@ -396,3 +396,45 @@ def test_embedders_that_pool_differently_are_refused_unless_pooling_is_chosen():
             "= ('mean', True) and ('cls', True)")):
         EmbeddingDistiller(teacher, student_cls)
     assert EmbeddingDistiller(teacher, student_cls, pooling="cls").pooling == "cls"
+
+
+def bert_embedder(backbone, vocabulary=VOCABULARY, sequence_length=10, **tokenizer_kwargs):
+    tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocabulary, **tokenizer_kwargs)
+    return keras_hub.models.BertTextEmbedder(
+        backbone, keras_hub.models.BertTextEmbedderPreprocessor(tokenizer, sequence_length))
+
+
+def test_a_student_with_another_tokenizer_is_refused_unless_one_is_shared():
+    teacher_backbone, student_backbone = make_pair(seed=5)
+    teacher = bert_embedder(teacher_backbone)
+    # Same size, other tokens; then the same tokens, other case folding.
+    other_tokens = VOCABULARY[:5] + [f"x{i}" for i in range(VOCAB - 5)]
+    for student, difference in [
+            (bert_embedder(student_backbone, other_tokens), r"vocabulary: 90 tokens, sha256 \w+ "
+                                                            r"vs the student's 90 tokens, sha256"),
+            (bert_embedder(student_backbone, lowercase=True, strip_accents=True),
+             r"lowercase: False vs the student's True; strip_accents: False vs the student's True")]:
+        with pytest.raises(ValueError, match="The student embedder's tokenizer differs from the "
+                           f"one the distiller trains with \\(the teacher's\\): {difference}"):
+            EmbeddingDistiller(teacher, student)
+        shared = EmbeddingDistiller(teacher, student, preprocessor=teacher.preprocessor)
+        assert shared.preprocessor is teacher.preprocessor
+
+
+def test_lengths_and_text_without_a_preprocessor_are_named_up_front():
+    teacher_backbone, student_backbone = make_pair(seed=6)  # both read at most 16 tokens
+    teacher = bert_embedder(teacher_backbone, sequence_length=32)
+    with pytest.raises(ValueError, match=re.escape(
+            "The preprocessor makes sequences of 32 tokens, but the student reads at most 16 "
+            "(its `max_sequence_length`)")):
+        EmbeddingDistiller(teacher, student_backbone)
+    # A backbone teacher has no preprocessor: text needs one.
+    distiller = EmbeddingDistiller(teacher_backbone, student_backbone)
+    distiller.compile()
+    import tensorflow as tf
+
+    for text in (["w1 w2", "w3"], tf.data.Dataset.from_tensor_slices(["w1 w2"]).batch(1)):
+        with pytest.raises(ValueError, match=re.escape(
+                "The distiller has no preprocessor to turn text into token ids (its teacher "
+                "was given as a backbone): pass `preprocessor=`")):
+            distiller.fit(text, epochs=1, verbose=0)

@@ -294,3 +294,41 @@ def test_match_model_files_names_a_missing_folder_and_a_malformed_normaliser(tmp
         '{"normalizer": {"type": "BertNormalizer", "lowercase": true, "strip_accents": null}}')
     assert match_model_files(embedder, tmp_path) is embedder
     assert embedder.preprocessor.tokenizer.strip_accents is True
+
+
+def test_match_model_files_reads_every_spelling_and_checks_the_folder_is_this_models(tmp_path):
+    embedder = make_encoder()
+    tokenizer = embedder.preprocessor.tokenizer
+    # A normaliser spelled as its steps.
+    (tmp_path / "tokenizer.json").write_text(
+        '{"normalizer": {"type": "Sequence", "normalizers": [{"type": "NFD"}, '
+        '{"type": "Lowercase"}, {"type": "StripAccents"}]}}')
+    match_model_files(embedder, tmp_path)
+    assert (tokenizer.lowercase, tokenizer.strip_accents) == (True, True)
+    # "false" written as a string is false; a value that is neither is named.
+    (tmp_path / "tokenizer.json").unlink()
+    (tmp_path / "tokenizer_config.json").write_text('{"do_lower_case": "false"}')
+    match_model_files(embedder, tmp_path)
+    assert (tokenizer.lowercase, tokenizer.strip_accents) == (False, False)
+    (tmp_path / "tokenizer_config.json").write_text('{"do_lower_case": "no"}')
+    with pytest.raises(ValueError, match=re.escape(
+            f"{str(tmp_path / 'tokenizer_config.json')!r} sets `lowercase` to 'no'; "
+            "expected true or false.")):
+        match_model_files(embedder, tmp_path)
+    # An empty folder is not a silent no-op.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match=re.escape(
+            "`preset` holds none of the model's files (tokenizer.json, tokenizer_config.json, "
+            f"sentence_bert_config.json, vocab.txt): there is nothing to match. "
+            f"Received: preset={str(empty)!r}")):
+        match_model_files(embedder, empty)
+    # Another model's folder (another vocabulary) is refused, and changes nothing.
+    (tmp_path / "tokenizer_config.json").write_text('{"do_lower_case": true}')
+    (tmp_path / "vocab.txt").write_text("".join(f"{token}\n" for token in VOCABULARY[::-1]))
+    with pytest.raises(ValueError, match=r"The folder's vocabulary \(\d+ tokens, sha256 \w+\) is "
+                       r"not the embedder's .*another model's files"):
+        match_model_files(embedder, tmp_path)
+    assert tokenizer.lowercase is False
+    (tmp_path / "vocab.txt").write_text("".join(f"{token}\n" for token in VOCABULARY))
+    assert match_model_files(embedder, tmp_path) is embedder and tokenizer.lowercase is True

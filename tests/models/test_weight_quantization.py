@@ -6,6 +6,7 @@ import keras_hub
 import numpy as np
 import pytest
 
+import keras_subembed
 from keras_subembed.models import EmbeddingDistiller
 from keras_subembed.models import compress_backbone
 from keras_subembed.models.weight_quantization import INT4
@@ -14,6 +15,8 @@ from keras_subembed.models.weight_quantization import RECIPES
 from keras_subembed.models.weight_quantization import fake_quantized
 from keras_subembed.models.weight_quantization import quantized_layers
 from keras_subembed.models.weight_quantization import round_kernel
+from tests.models.test_compressed_text_embedder import SUB
+from tests.models.test_compressed_text_embedder import make_bert_embedder
 
 BACKEND = keras.backend.backend()
 RECIPE = "int4_blockwise32_dynamic"
@@ -125,8 +128,9 @@ def student_sentence(distiller, batch):
 
 def test_quantization_aware_distillation_trains_the_float_kernels_through_int4(tmp_path):
     teacher, student = make_pair()
-    # Every transformer kernel (q, k, v, attention output, two feed-forward) of both layers.
-    assert len(quantized_layers(student, RECIPE)) == 12
+    # Every transformer kernel (q, k, v, attention output, two feed-forward) of
+    # both layers, and the pooler: every Dense outside the token embedding.
+    assert len(quantized_layers(student, RECIPE)) == 13
     distiller = EmbeddingDistiller(teacher, student, quantize_transformer=RECIPE)
     plain = EmbeddingDistiller(teacher, student)
     probe = token_batches(8, seed=3)
@@ -194,3 +198,29 @@ def test_an_unknown_recipe_is_named_with_the_valid_ones():
                        r"Received: quantize_transformer='int3'"):
         EmbeddingDistiller(teacher, student, quantize_transformer="int3")
     assert set(RECIPES) >= {"int8_weight_only", "int4_weight_only", "int4_dynamic", RECIPE}
+
+
+def kernels(model):
+    return [keras.ops.convert_to_numpy(layer._kernel).copy()
+            for layer, _ in quantized_layers(model, RECIPE)]
+
+
+def test_saving_inside_fake_quantized_writes_the_float_kernels(tmp_path):
+    """`.keras`, `.weights.h5` and presets written inside the block hold the float
+    kernels, as its docstring promises (Keras saves `layer.kernel`)."""
+    _, student = make_pair()
+    embedder = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    want_student, want_embedder = kernels(student), kernels(embedder)
+    with fake_quantized(student, RECIPE), fake_quantized(embedder, "int4_dynamic"):
+        student.save(tmp_path / "student.keras")
+        student.save_weights(tmp_path / "student.weights.h5")
+        embedder.save_to_preset(str(tmp_path / "preset"))
+    loaded = keras.saving.load_model(tmp_path / "student.keras")
+    _, other = make_pair(seed=1)
+    other.load_weights(tmp_path / "student.weights.h5")
+    preset = keras_hub.models.TextEmbedder.from_preset(str(tmp_path / "preset"))
+    for model, want in ((loaded, want_student), (other, want_student), (preset, want_embedder)):
+        got = kernels(model)
+        assert len(got) == len(want) > 0
+        for got_kernel, want_kernel in zip(got, want):
+            np.testing.assert_array_equal(got_kernel, want_kernel)
