@@ -1,0 +1,295 @@
+"""Keras model -> `.onnx` file (Keras' own ONNX export), float32 or int8, verified with ONNX Runtime."""
+
+import json
+import pathlib
+import statistics
+import tempfile
+import time
+
+import keras
+import numpy as np
+
+from keras_subembed.export import files
+from keras_subembed.export import tensorflow_process
+from keras_subembed.export.errors import ExportVerificationError
+from keras_subembed.export.export_report import ExportReport
+from keras_subembed.export.flatbuffer import METADATA_NAME
+from keras_subembed.export.flatbuffer import WRITTEN_BY
+from keras_subembed.export.model_parts import dense_table_bytes
+from keras_subembed.export.model_parts import export_metadata
+from keras_subembed.export.model_parts import find_token_embedding
+from keras_subembed.export.model_parts import load_model
+from keras_subembed.export.model_parts import model_path
+from keras_subembed.export.signature import ServingInputs
+from keras_subembed.export.signature import check_sample_inputs
+from keras_subembed.export.signature import make_sample_inputs
+from keras_subembed.export.signature import sequence_length_of
+from keras_subembed.export.signature import serving_function
+from keras_subembed.export.tflite import TOLERANCES
+from keras_subembed.export.tflite import check_latency_runs
+from keras_subembed.export.tflite import check_sequence_lengths
+from keras_subembed.export.tflite import row_cosines
+from keras_subembed.export.tflite import scratch_folder
+
+# None: float32 as Keras exports it; "dynamic": ONNX Runtime's dynamic
+# quantization (int8 weights, activations quantized per call), the int8 file
+# browsers and ORT Mobile run.
+ONNX_QUANTIZATIONS = (None, "dynamic")
+ONNX_HELP = ('ONNX export needs `tf2onnx`, `onnx` and `onnxruntime` '
+             '(python -m pip install tf2onnx onnx onnxruntime; or this package\'s "test" extra).')
+
+
+def export_onnx(
+    model,
+    path,
+    quantization=None,
+    verify=True,
+    overwrite=False,
+    sample_inputs=None,
+    sequence_lengths=(16, 128),
+    latency_runs=0,
+):
+    """Write `model` (or a `.keras` path) as a verified `.onnx` file for ONNX Runtime.
+
+    The file is made by Keras' own exporter (`model.export(format="onnx")`,
+    tf2onnx on TensorFlow) with the same signature as `export_tflite`'s:
+    inputs by name with dynamic batch and sequence length (a keras-hub
+    `TextEmbedder` takes `token_ids, padding_mask` and returns `embedding`;
+    its segment ids are zeros, one sentence), outputs by name. On JAX the
+    model goes through a `.keras` file (a live model is saved to a temporary
+    one) to a TensorFlow subprocess: Keras' JAX exporter (jax2onnx) fixes
+    the sequence length and cannot lower `jax.lax.platform_dependent`.
+
+    Args:
+        model: a `keras.Model` or a path to a `.keras` file.
+        path: the `.onnx` file to write (atomically, after verification).
+        quantization: `None` (float32) or `"dynamic"` (ONNX Runtime's
+            dynamic quantization: int8 weights).
+        verify: run the file with ONNX Runtime on sample inputs and compare
+            every output with Keras; beyond `TOLERANCES[quantization]` (times
+            the largest |output|, at least 1) it raises
+            `ExportVerificationError` and writes nothing.
+        overwrite: replace an existing `.onnx` file this package wrote.
+        sample_inputs, sequence_lengths: the inputs to verify on, as for
+            `export_tflite`.
+        latency_runs: when positive, the median time of this many runs of
+            one sequence (batch 1, 1 thread, ONNX Runtime).
+
+    Returns:
+        An `ExportReport` (`ops` are the graph's ONNX op types).
+
+    Example:
+    >>> report = export_onnx(embedder, "minilm.int8.onnx", quantization="dynamic")
+    """
+    if quantization not in ONNX_QUANTIZATIONS:
+        raise ValueError(
+            f"`quantization` must be one of {ONNX_QUANTIZATIONS} for an ONNX file. "
+            f"Received: quantization={quantization!r}"
+        )
+    check_sequence_lengths(sequence_lengths)
+    check_latency_runs(latency_runs)
+    import_onnx_tools()
+    source = model_path(model)
+    path = files.check_file_target(path, overwrite, is_onnx_file, "an .onnx file",
+                                   keep=[source] if source else ())
+    if not tensorflow_process.is_tensorflow_backend():
+        return export_in_tensorflow(model, source, path=str(path), quantization=quantization,
+                                    verify=verify, overwrite=overwrite, sample_inputs=sample_inputs,
+                                    sequence_lengths=tuple(sequence_lengths),
+                                    latency_runs=latency_runs)
+    model = load_model(model)
+    serving_inputs = ServingInputs.of(model, sample_inputs)
+    samples = None
+    if verify or latency_runs:
+        samples = (check_sample_inputs(sample_inputs, serving_inputs) if sample_inputs is not None
+                   else make_sample_inputs(model, serving_inputs, sequence_lengths))
+    with scratch_folder(files.staging_name(path)) as scratch:
+        data = convert(model, serving_inputs, quantization, pathlib.Path(scratch))
+    data = with_onnx_metadata(data, export_metadata(model))
+    max_error, tolerance, cosine, lengths = 0.0, TOLERANCES[quantization], None, ()
+    if verify:
+        max_error, tolerance, cosine = verify_onnx(model, serving_inputs, data, samples,
+                                                   quantization, path)
+        lengths = tuple(sorted({sequence_length_of(s, serving_inputs) for s in samples} - {None}))
+    latency, latency_length = None, None
+    if latency_runs:
+        latency, latency_length = median_latency_ms(data, samples, serving_inputs, latency_runs)
+    files.write_file(path, data, overwrite)
+    embedding = find_token_embedding(model)
+    session = inference_session(data)
+    return ExportReport(
+        path=str(path),
+        quantization=quantization or "float32",
+        embedding_mode="compressed",
+        file_bytes=len(data),
+        embedding_bytes=embedding_initializer_bytes(data, embedding),
+        dense_embedding_bytes=dense_table_bytes(embedding),
+        ops=op_types(data),
+        max_abs_error=float(max_error),
+        tolerance=float(tolerance),
+        verified_sequence_lengths=lengths,
+        latency_ms=latency,
+        latency_sequence_length=latency_length,
+        cosine_to_float=cosine,
+        inputs=tuple(serving_inputs.names),
+        outputs=tuple(sorted(output.name for output in session.get_outputs())),
+    )
+
+
+def import_onnx_tools():
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError as error:
+        raise ImportError(f"{ONNX_HELP} ({error})") from error
+
+
+def export_in_tensorflow(model, source, **kwargs):
+    """The export in a TensorFlow subprocess, a live model through a temporary `.keras` file."""
+    if source is not None:
+        return tensorflow_process.run_export("export_onnx", model, source, **kwargs)
+    with tempfile.TemporaryDirectory() as tmp:
+        saved = pathlib.Path(tmp, "model.keras")
+        model.save(saved)
+        return tensorflow_process.run_export("export_onnx", str(saved), saved, **kwargs)
+
+
+def convert(model, serving_inputs, quantization, scratch):
+    """The `.onnx` bytes of `model` by Keras' exporter, quantized by ONNX Runtime if asked."""
+    inputs = {name: keras.Input(shape[1:], dtype=dtype, name=name)
+              for name, dtype, shape in serving_inputs.specs}
+    # A functional model of the serving signature: named inputs, named outputs,
+    # the inputs the signature leaves out (a TextEmbedder's segment ids) zeros.
+    serving_model = keras.Model(inputs, serving_function(model, serving_inputs)(inputs))
+    signature = [{name: keras.InputSpec(shape=shape, dtype=dtype, name=name)
+                  for name, dtype, shape in serving_inputs.specs}]
+    float_path = scratch / "float32.onnx"
+    serving_model.export(str(float_path), format="onnx", verbose=False, input_signature=signature)
+    if quantization is None:
+        return float_path.read_bytes()
+    from onnxruntime.quantization import QuantType
+    from onnxruntime.quantization import quantize_dynamic
+
+    int8_path = scratch / "int8.onnx"
+    quantize_dynamic(str(float_path), str(int8_path), weight_type=QuantType.QInt8)
+    return int8_path.read_bytes()
+
+
+def with_onnx_metadata(data, values):
+    """`data` with `values` (JSON) in the model's metadata as `keras_subembed`:
+    the proof for `overwrite`, and what a runner must check (as in `.tflite` files)."""
+    import onnx
+
+    proto = onnx.load_from_string(data)
+    kept = [p for p in proto.metadata_props if p.key != METADATA_NAME]
+    del proto.metadata_props[:]
+    proto.metadata_props.extend(kept)
+    entry = proto.metadata_props.add()
+    entry.key = METADATA_NAME
+    entry.value = json.dumps(dict(values, written_by=WRITTEN_BY), sort_keys=True)
+    return proto.SerializeToString()
+
+
+def read_onnx_metadata(data):
+    """The `keras_subembed` metadata of `.onnx` bytes, or None."""
+    try:
+        import onnx
+
+        proto = onnx.load_from_string(data)
+        for entry in proto.metadata_props:
+            if entry.key == METADATA_NAME:
+                values = json.loads(entry.value)
+                if isinstance(values, dict) and values.get("written_by") == WRITTEN_BY:
+                    return values
+    except Exception:  # a corrupt or foreign file is simply not ours
+        return None
+    return None
+
+
+def is_onnx_file(path):
+    """Whether `path` is an `.onnx` file an export wrote (its metadata says so)."""
+    return read_onnx_metadata(pathlib.Path(path).read_bytes()) is not None
+
+
+def inference_session(data, num_threads=None):
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3  # unused-initializer notices are not the user's concern
+    if num_threads:
+        options.intra_op_num_threads = num_threads
+        options.inter_op_num_threads = 1
+    return onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+
+
+def verify_onnx(model, serving_inputs, data, samples, quantization, path):
+    """(max abs error, tolerance, lowest mean cosine) of every output, or raise."""
+    keras_function = serving_function(model, serving_inputs)
+    session = inference_session(data)
+    names = [output.name for output in session.get_outputs()]
+    errors, scales, cosines = {}, {}, {}
+    for sample in samples:
+        want = {name: np.asarray(keras.ops.convert_to_numpy(value))
+                for name, value in keras_function(
+                    {n: keras.ops.convert_to_tensor(v) for n, v in sample.items()}).items()}
+        got = dict(zip(names, session.run(names, sample)))
+        if set(got) != set(want):
+            raise ExportVerificationError(
+                f"The .onnx outputs are {sorted(got)}; Keras gives {sorted(want)}.")
+        for name, value in want.items():
+            if got[name].shape != value.shape:
+                raise ExportVerificationError(
+                    f"The .onnx output {name!r} has shape {got[name].shape}; Keras gives {value.shape}.")
+            errors[name] = max(errors.get(name, 0.0),
+                               float(np.max(np.abs(got[name].astype("float64") - value))))
+            scales[name] = max(scales.get(name, 0.0), float(np.max(np.abs(value))))
+            cosines.setdefault(name, []).extend(row_cosines(got[name], value))
+    tolerances = {name: TOLERANCES[quantization] * max(1.0, scales[name]) for name in errors}
+    failed = [name for name in errors if not errors[name] <= tolerances[name]]
+    if failed:
+        worst = max(failed, key=lambda name: errors[name] - tolerances[name])
+        raise ExportVerificationError(
+            f"The .onnx output {worst!r} differs from Keras by up to {errors[worst]:.3g} "
+            f"(tolerance {tolerances[worst]:.3g} for quantization={quantization!r}); "
+            f"{str(path)!r} was not written."
+        )
+    largest = max(errors, key=errors.get)
+    return errors[largest], tolerances[largest], min(float(np.mean(c)) for c in cosines.values())
+
+
+def median_latency_ms(data, samples, serving_inputs, runs):
+    """(median ms, length) of the longest sample's first sequence, 1 thread."""
+    longest = max(samples, key=lambda s: sequence_length_of(s, serving_inputs) or 0)
+    sample = {name: value[:1] for name, value in longest.items()}
+    session = inference_session(data, num_threads=1)
+    session.run(None, sample)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        session.run(None, sample)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times), sequence_length_of(sample, serving_inputs)
+
+
+def op_types(data):
+    import onnx
+
+    return tuple(sorted({node.op_type for node in onnx.load_from_string(data).graph.node}))
+
+
+def embedding_initializer_bytes(data, embedding):
+    """Bytes of the initializers shaped like the embedding layer's weights (either orientation)."""
+    import onnx
+
+    if embedding is None:
+        return 0
+    shapes = set()
+    for weight in embedding.weights:
+        shape = tuple(int(d) for d in weight.shape)
+        if int(np.prod(shape)) > 1:
+            shapes.update({shape, tuple(reversed(shape))})
+    total = 0
+    for initializer in onnx.load_from_string(data).graph.initializer:
+        if tuple(initializer.dims) in shapes:
+            total += onnx.numpy_helper.to_array(initializer).nbytes
+    return total
