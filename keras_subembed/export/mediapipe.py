@@ -1,9 +1,7 @@
 """A sentence embedder -> a `.tflite` file that MediaPipe Tasks' `TextEmbedder` runs from raw text."""
 
 import os
-import statistics
 import tempfile
-import time
 import warnings
 
 import keras
@@ -26,10 +24,11 @@ from keras_subembed.export.model_parts import find_token_embedding
 from keras_subembed.export.model_parts import load_model
 from keras_subembed.export.model_parts import max_sequence_length
 from keras_subembed.export.model_parts import model_path
+from keras_subembed.export.output_parity import OutputParity
+from keras_subembed.export.output_parity import median_ms
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.export.tflite import TOLERANCES
 from keras_subembed.export.tflite import convert
-from keras_subembed.export.tflite import row_cosines
 
 # MediaPipe's BERT text path finds its three int32 inputs by these metadata
 # names and feeds them at the length the file fixes, batch 1.
@@ -171,7 +170,7 @@ def export_mediapipe(
                     embedder, task, texts, sequence_length, quantization, path)
             if latency_runs:
                 longest = max(texts, key=len)
-                latency = median_embed_ms(task, longest, latency_runs)
+                latency = median_ms(lambda: task.embed(longest), latency_runs)
                 latency_length = sequence_length
     files.write_file(path, flatbuffer, overwrite)
     embedding = find_token_embedding(embedder)
@@ -340,20 +339,10 @@ class mediapipe_embedder:
 
 def verify_vectors(embedder, task, texts, sequence_length, quantization, path):
     """(max abs error, mean cosine, tolerance) of MediaPipe's vectors to Keras', or raise."""
-    got = np.stack([task.embed(text) for text in texts])
-    want = keras_vectors(embedder, texts, sequence_length)
-    if got.shape != want.shape:
-        raise ExportVerificationError(
-            f"MediaPipe gives vectors of shape {got.shape}; Keras gives {want.shape}.")
-    error = float(np.max(np.abs(got.astype("float64") - want)))
-    cosine = float(np.mean(row_cosines(got, want)))
-    tolerance = TOLERANCES[quantization] * max(1.0, float(np.max(np.abs(want))))
-    if not (error <= tolerance and cosine >= MIN_COSINE[quantization]):
-        raise ExportVerificationError(
-            f"MediaPipe's vectors differ from Keras': mean cosine {cosine:.5f} (at least "
-            f"{MIN_COSINE[quantization]}), max abs error {error:.3g} (tolerance {tolerance:.3g}) "
-            f"over {len(texts)} texts; {str(path)!r} was not written."
-        )
+    parity = OutputParity(f"MediaPipe's TextEmbedder (on {len(texts)} texts)")
+    parity.add({"embedding": np.stack([task.embed(text) for text in texts])},
+               {"embedding": keras_vectors(embedder, texts, sequence_length)})
+    error, tolerance, cosine = parity.check(quantization, path, MIN_COSINE[quantization])
     return error, cosine, tolerance
 
 
@@ -369,11 +358,3 @@ def keras_vectors(embedder, texts, sequence_length):
         preprocessor.sequence_length = original
 
 
-def median_embed_ms(task, text, runs):
-    task.embed(text)  # warm up
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        task.embed(text)
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)

@@ -2,16 +2,13 @@
 
 import json
 import pathlib
-import statistics
 import tempfile
-import time
 
 import keras
 import numpy as np
 
 from keras_subembed.export import files
 from keras_subembed.export import tensorflow_process
-from keras_subembed.export.errors import ExportVerificationError
 from keras_subembed.export.export_report import ExportReport
 from keras_subembed.export.flatbuffer import METADATA_NAME
 from keras_subembed.export.flatbuffer import WRITTEN_BY
@@ -20,6 +17,8 @@ from keras_subembed.export.model_parts import export_metadata
 from keras_subembed.export.model_parts import find_token_embedding
 from keras_subembed.export.model_parts import load_model
 from keras_subembed.export.model_parts import model_path
+from keras_subembed.export.output_parity import OutputParity
+from keras_subembed.export.output_parity import median_ms
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.export.signature import check_sample_inputs
 from keras_subembed.export.signature import make_sample_inputs
@@ -28,7 +27,6 @@ from keras_subembed.export.signature import serving_function
 from keras_subembed.export.tflite import TOLERANCES
 from keras_subembed.export.tflite import check_latency_runs
 from keras_subembed.export.tflite import check_sequence_lengths
-from keras_subembed.export.tflite import row_cosines
 from keras_subembed.export.tflite import scratch_folder
 
 # None: float32 as Keras exports it; "dynamic": ONNX Runtime's dynamic
@@ -227,34 +225,12 @@ def verify_onnx(model, serving_inputs, data, samples, quantization, path):
     keras_function = serving_function(model, serving_inputs)
     session = inference_session(data)
     names = [output.name for output in session.get_outputs()]
-    errors, scales, cosines = {}, {}, {}
+    parity = OutputParity("The .onnx file")
     for sample in samples:
-        want = {name: np.asarray(keras.ops.convert_to_numpy(value))
-                for name, value in keras_function(
-                    {n: keras.ops.convert_to_tensor(v) for n, v in sample.items()}).items()}
-        got = dict(zip(names, session.run(names, sample)))
-        if set(got) != set(want):
-            raise ExportVerificationError(
-                f"The .onnx outputs are {sorted(got)}; Keras gives {sorted(want)}.")
-        for name, value in want.items():
-            if got[name].shape != value.shape:
-                raise ExportVerificationError(
-                    f"The .onnx output {name!r} has shape {got[name].shape}; Keras gives {value.shape}.")
-            errors[name] = max(errors.get(name, 0.0),
-                               float(np.max(np.abs(got[name].astype("float64") - value))))
-            scales[name] = max(scales.get(name, 0.0), float(np.max(np.abs(value))))
-            cosines.setdefault(name, []).extend(row_cosines(got[name], value))
-    tolerances = {name: TOLERANCES[quantization] * max(1.0, scales[name]) for name in errors}
-    failed = [name for name in errors if not errors[name] <= tolerances[name]]
-    if failed:
-        worst = max(failed, key=lambda name: errors[name] - tolerances[name])
-        raise ExportVerificationError(
-            f"The .onnx output {worst!r} differs from Keras by up to {errors[worst]:.3g} "
-            f"(tolerance {tolerances[worst]:.3g} for quantization={quantization!r}); "
-            f"{str(path)!r} was not written."
-        )
-    largest = max(errors, key=errors.get)
-    return errors[largest], tolerances[largest], min(float(np.mean(c)) for c in cosines.values())
+        want = keras_function({n: keras.ops.convert_to_tensor(v) for n, v in sample.items()})
+        parity.add(dict(zip(names, session.run(names, sample))),
+                   {name: keras.ops.convert_to_numpy(value) for name, value in want.items()})
+    return parity.check(quantization, path)
 
 
 def median_latency_ms(data, samples, serving_inputs, runs):
@@ -262,13 +238,7 @@ def median_latency_ms(data, samples, serving_inputs, runs):
     longest = max(samples, key=lambda s: sequence_length_of(s, serving_inputs) or 0)
     sample = {name: value[:1] for name, value in longest.items()}
     session = inference_session(data, num_threads=1)
-    session.run(None, sample)
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        session.run(None, sample)
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times), sequence_length_of(sample, serving_inputs)
+    return median_ms(lambda: session.run(None, sample), runs), sequence_length_of(sample, serving_inputs)
 
 
 def op_types(data):
