@@ -51,6 +51,9 @@ def parse_args(argv=None):
     parser.add_argument("--student-preset", help="a compressed student's keras-hub preset folder")
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("--output", help="folder for the exported files (default: temporary)")
+    parser.add_argument("--no-model2vec", action="store_true", help="leave out the model2vec rows")
+    parser.add_argument("--no-teacher-files", action="store_true",
+                        help="leave out the teacher's .tflite and .onnx rows")
     return parser.parse_args(argv)
 
 
@@ -218,13 +221,16 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         folder = pathlib.Path(args.output or tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        rows += file_rows("teacher", teacher, tokenizer, folder, data, teacher_vectors, speed_texts)
+        if not args.no_teacher_files:
+            rows += file_rows("teacher", teacher, tokenizer, folder, data, teacher_vectors,
+                              speed_texts)
         if args.student_preset:
             student = keras_hub.models.TextEmbedder.from_preset(args.student_preset)
             name = pathlib.Path(args.student_preset).name
             rows += file_rows(f"{name} (student)", student, tokenizer, folder, data,
                               teacher_vectors, speed_texts)
-        rows += model2vec_rows(preset, folder, data, teacher_vectors, speed_texts)
+        if not args.no_model2vec:
+            rows += model2vec_rows(preset, folder, data, teacher_vectors, speed_texts)
     result = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
                          f"{platform.python_version()}",
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}
