@@ -55,7 +55,7 @@ class MediaPipeInputs(ServingInputs):
 
 
 def export_mediapipe(
-    embedder,
+    model,
     path,
     quantization=None,
     sequence_length=None,
@@ -83,10 +83,11 @@ def export_mediapipe(
     lowercase every input.
 
     Args:
-        embedder: a keras-hub `TextEmbedder` with a WordPiece (BERT)
+        model: a keras-hub `TextEmbedder` with a WordPiece (BERT)
             preprocessor (e.g. `BertTextEmbedder`, or one from
-            `keras_subembed.compress`), or a path to its `.keras` file (needed
-            on a backend other than TensorFlow).
+            `keras_subembed.compress`), or a path to its `.keras` file. On
+            another backend the export runs in a TensorFlow subprocess (a live
+            model is saved to a temporary `.keras` file first).
         path: the `.tflite` file to write (atomically, after verification).
         quantization: `None` (float32), `"dynamic"` (int8 weights; about
             0.998 cosine to the float model on MiniLM, as any dynamic-range
@@ -134,16 +135,16 @@ def export_mediapipe(
             latency_runs < 0):
         raise ValueError(f"`latency_runs` must be an int >= 0. Received: latency_runs={latency_runs!r}")
     import_mediapipe()  # before any work: the metadata and the check need it
-    source = model_path(embedder)
+    source = model_path(model)
     path = files.check_file_target(path, overwrite, files.is_tflite_file, "a .tflite file",
                                    keep=[source] if source else ())
     if not tensorflow_process.is_tensorflow_backend():
-        return tensorflow_process.run_export(
-            "export_mediapipe", embedder, source, path=str(path), quantization=quantization,
+        return tensorflow_process.run_export_saving(
+            "export_mediapipe", model, source, path=str(path), quantization=quantization,
             sequence_length=sequence_length, check_normalization=check_normalization,
             verify=verify, texts=None if texts is None else list(texts), overwrite=overwrite,
             latency_runs=latency_runs)
-    embedder = load_model(embedder)
+    embedder = load_model(model)
     tokenizer = check_embedder(embedder)
     sequence_length = check_length(sequence_length, embedder)
     check_tokenizer_normalization(tokenizer, check_normalization)

@@ -2,7 +2,6 @@
 
 import json
 import pathlib
-import tempfile
 
 import keras
 import numpy as np
@@ -91,10 +90,10 @@ def export_onnx(
     path = files.check_file_target(path, overwrite, is_onnx_file, "an .onnx file",
                                    keep=[source] if source else ())
     if not tensorflow_process.is_tensorflow_backend():
-        return export_in_tensorflow(model, source, path=str(path), quantization=quantization,
-                                    verify=verify, overwrite=overwrite, sample_inputs=sample_inputs,
-                                    sequence_lengths=tuple(sequence_lengths),
-                                    latency_runs=latency_runs)
+        return tensorflow_process.run_export_saving(
+            "export_onnx", model, source, path=str(path), quantization=quantization,
+            verify=verify, overwrite=overwrite, sample_inputs=sample_inputs,
+            sequence_lengths=tuple(sequence_lengths), latency_runs=latency_runs)
     model = load_model(model)
     serving_inputs = ServingInputs.of(model, sample_inputs)
     samples = None
@@ -140,16 +139,6 @@ def import_onnx_tools():
         import onnxruntime  # noqa: F401
     except ImportError as error:
         raise ImportError(f"{ONNX_HELP} ({error})") from error
-
-
-def export_in_tensorflow(model, source, **kwargs):
-    """The export in a TensorFlow subprocess, a live model through a temporary `.keras` file."""
-    if source is not None:
-        return tensorflow_process.run_export("export_onnx", model, source, **kwargs)
-    with tempfile.TemporaryDirectory() as tmp:
-        saved = pathlib.Path(tmp, "model.keras")
-        model.save(saved)
-        return tensorflow_process.run_export("export_onnx", str(saved), saved, **kwargs)
 
 
 def convert(model, serving_inputs, quantization, scratch):

@@ -16,7 +16,8 @@ from test_compressed_text_embedder import SIZES  # noqa: E402
 from test_compressed_text_embedder import SUB  # noqa: E402
 from test_compressed_text_embedder import VOCABULARY  # noqa: E402
 
-pytestmark = pytest.mark.tensorflow_only(reason="it exports .tflite files")
+# Conversion traces the model in TensorFlow; on JAX only the subprocess path is tested.
+tensorflow_only = pytest.mark.tensorflow_only(reason="it traces the model in TensorFlow")
 # The wheel exists for Linux x86-64 / aarch64, macOS and Windows; CI installs it.
 pytest.importorskip("mediapipe", reason="no `mediapipe` wheel for this platform")
 
@@ -46,6 +47,7 @@ def mediapipe_vectors(path, texts):
         return np.stack([task.embed(text).embeddings[0].embedding for text in texts])
 
 
+@tensorflow_only
 @pytest.mark.parametrize("quantization", [None, "dynamic", "float16"])
 def test_the_file_runs_in_mediapipe_from_raw_strings_with_the_keras_vectors(
         small, tmp_path, quantization):
@@ -69,6 +71,7 @@ def test_the_file_runs_in_mediapipe_from_raw_strings_with_the_keras_vectors(
         export_mediapipe(small, path, quantization=quantization, verify=False)
 
 
+@tensorflow_only
 def test_mediapipe_lowercases_and_splits_punctuation_but_keeps_accents():
     from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
 
@@ -83,6 +86,7 @@ def test_mediapipe_lowercases_and_splits_punctuation_but_keeps_accents():
     assert got[1] == [2, unk, unk, 3]  # accents kept: the words are not in the vocabulary
 
 
+@tensorflow_only
 def test_accent_stripping_models_warn_or_are_refused_and_cased_models_are_refused(tmp_path):
     stripping = uncased_embedder(strip_accents=True)
     with pytest.raises(ValueError, match="strips accents"):
@@ -94,6 +98,7 @@ def test_accent_stripping_models_warn_or_are_refused_and_cased_models_are_refuse
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.tflite"]
 
 
+@tensorflow_only
 @pytest.mark.parametrize("kwargs, match", [
     ({"quantization": "int8"}, "quantization"),
     ({"check_normalization": "ignore"}, "check_normalization"),
@@ -108,6 +113,7 @@ def test_bad_arguments_are_named(small, tmp_path, kwargs, match):
     assert not list(tmp_path.iterdir())
 
 
+@tensorflow_only
 def test_an_embedder_without_wordpiece_is_refused(tmp_path):
     xlmr = keras_hub.models.XLMRobertaTextEmbedder(
         keras_hub.models.XLMRobertaBackbone(50, **SIZES), pooling_mode="cls")
@@ -115,3 +121,12 @@ def test_an_embedder_without_wordpiece_is_refused(tmp_path):
         export_mediapipe(xlmr, tmp_path / "x.tflite")
     with pytest.raises(TypeError, match="TextEmbedder"):
         export_mediapipe(xlmr.backbone, tmp_path / "x.tflite")
+
+
+@pytest.mark.jax_only(reason="a live JAX model goes through a TensorFlow subprocess")
+def test_a_live_jax_model_exports_through_a_tensorflow_process(small, tmp_path):
+    report = export_mediapipe(small, tmp_path / "small.tflite", texts=TEXTS)
+    assert report.cosine_to_float > 0.999
+    got = mediapipe_vectors(tmp_path / "small.tflite", TEXTS)
+    np.testing.assert_allclose(got, keras.ops.convert_to_numpy(small.encode_text(TEXTS, verbose=0)),
+                               atol=1e-5)
