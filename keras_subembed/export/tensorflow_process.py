@@ -75,6 +75,16 @@ def run_export(function_name, model, source, **kwargs):
     return value
 
 
+def run_export_saving(function_name, model, source, **kwargs):
+    """`run_export`, a live model first saved to a temporary `.keras` file."""
+    if source is not None:
+        return run_export(function_name, model, source, **kwargs)
+    with tempfile.TemporaryDirectory() as tmp:
+        saved = pathlib.Path(tmp, "model.keras")
+        model.save(saved)
+        return run_export(function_name, str(saved), saved, **kwargs)
+
+
 def run_cli(argv):
     """Run the command line in a TensorFlow process; its exit code."""
     command = [sys.executable, "-m", "keras_subembed.export.cli", *argv]

@@ -1,0 +1,361 @@
+"""A sentence embedder -> a `.tflite` file that MediaPipe Tasks' `TextEmbedder` runs from raw text."""
+
+import os
+import tempfile
+import warnings
+
+import keras
+import keras_hub
+import numpy as np
+
+from keras_subembed.export import files
+from keras_subembed.export import tensorflow_process
+from keras_subembed.export.errors import ExportVerificationError
+from keras_subembed.export.errors import UnsupportedOpError
+from keras_subembed.export.export_report import ExportReport
+from keras_subembed.export.flatbuffer import embedding_constant_bytes
+from keras_subembed.export.flatbuffer import op_names
+from keras_subembed.export.flatbuffer import with_metadata
+from keras_subembed.export.mediapipe_metadata import import_mediapipe
+from keras_subembed.export.mediapipe_metadata import metadata_writer
+from keras_subembed.export.model_parts import dense_table_bytes
+from keras_subembed.export.model_parts import export_metadata
+from keras_subembed.export.model_parts import find_token_embedding
+from keras_subembed.export.model_parts import load_model
+from keras_subembed.export.model_parts import max_sequence_length
+from keras_subembed.export.model_parts import model_path
+from keras_subembed.export.output_parity import OutputParity
+from keras_subembed.export.output_parity import median_ms
+from keras_subembed.export.signature import ServingInputs
+from keras_subembed.export.tflite import TOLERANCES
+from keras_subembed.export.tflite import convert
+
+# MediaPipe's BERT text path finds its three int32 inputs by these metadata
+# names and feeds them at the length the file fixes, batch 1.
+MEDIAPIPE_INPUTS = ("ids", "mask", "segment_ids")
+MEDIAPIPE_QUANTIZATIONS = (None, "dynamic", "float16")
+NORMALIZATION_CHECKS = ("warn", "raise")
+# The lowest mean cosine of MediaPipe's vectors to Keras' an export accepts.
+MIN_COSINE = {None: 0.999, "dynamic": 0.99, "float16": 0.999}
+# Ops reading resource variables: MediaPipe's interpreter refuses such files.
+VARIABLE_OPS = ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE")
+VOCABULARY_FILE = "vocab.txt"
+# Verification text made of the vocabulary's own whole words (no accents, no
+# case: every tokenizer normalisation leaves them as they are).
+DEFAULT_TEXT_COUNT = 16
+
+
+class MediaPipeInputs(ServingInputs):
+    """MediaPipe's `ids, mask, segment_ids` at a fixed length, passed to a
+    keras-hub `TextEmbedder` as `token_ids, padding_mask, segment_ids`."""
+
+    def arguments(self, by_name):
+        return {"token_ids": by_name["ids"], "padding_mask": by_name["mask"],
+                "segment_ids": by_name["segment_ids"]}
+
+
+def export_mediapipe(
+    model,
+    path,
+    quantization=None,
+    sequence_length=None,
+    check_normalization="warn",
+    verify=True,
+    texts=None,
+    overwrite=False,
+    latency_runs=0,
+):
+    """Write a `.tflite` file that MediaPipe Tasks' `TextEmbedder` runs from raw strings.
+
+    The file takes MediaPipe's BERT inputs (`ids`, `mask`, `segment_ids`:
+    int32, batch 1, `sequence_length` tokens), returns `embedding`, holds
+    builtin ops only with the weights frozen into constants, and carries
+    MediaPipe Tasks metadata written by MediaPipe's own metadata writer: a
+    BERT tokenizer with the model's vocabulary as an associated file, and a
+    feature (embedding) output. An Android, iOS, web or Python app then needs
+    no tokenizer code: `TextEmbedder.create_from_model_path(path).embed(text)`.
+
+    MediaPipe's tokenizer lowercases (uncased BERT) but does not strip
+    accents: for a model trained with accents stripped (all-MiniLM-L6-v2,
+    uncased BERT) accented words get other ids on the phone than in Keras.
+    `check_normalization="warn"` warns then, `"raise"` refuses; a cased model
+    (its tokenizer keeps case) is always refused, as MediaPipe would
+    lowercase every input.
+
+    Args:
+        model: a keras-hub `TextEmbedder` with a WordPiece (BERT)
+            preprocessor (e.g. `BertTextEmbedder`, or one from
+            `keras_subembed.compress`), or a path to its `.keras` file. On
+            another backend the export runs in a TensorFlow subprocess (a live
+            model is saved to a temporary `.keras` file first).
+        path: the `.tflite` file to write (atomically, after verification).
+        quantization: `None` (float32), `"dynamic"` (int8 weights; about
+            0.998 cosine to the float model on MiniLM, as any dynamic-range
+            file) or `"float16"` (half the float file, its vectors).
+        sequence_length: the fixed length MediaPipe pads or truncates to,
+            `[CLS]` and `[SEP]` included; defaults to the preprocessor's.
+        check_normalization: `"warn"` or `"raise"` when the model's text
+            normalisation is one MediaPipe does not do (accent stripping).
+        verify: load the file in `mediapipe.tasks.python.text.TextEmbedder`,
+            embed `texts` and compare with the embedder's own vectors: a mean
+            cosine below `MIN_COSINE[quantization]` or an error beyond
+            `TOLERANCES[quantization]` raises `ExportVerificationError` and
+            writes nothing.
+        texts: strings to verify on; defaults to sentences of the
+            vocabulary's whole words.
+        overwrite: replace an existing `.tflite` file this package wrote.
+        latency_runs: when positive, time this many MediaPipe `embed` calls
+            on the longest text (tokenization included) and report the median.
+
+    Returns:
+        An `ExportReport`; `cosine_to_float` is the mean cosine of
+        MediaPipe's vectors to the float Keras model's.
+
+    Example:
+    >>> report = export_mediapipe(embedder, "minilm_mediapipe.tflite", quantization="dynamic")
+    >>> print(report.file_bytes, report.cosine_to_float)
+    """
+    if quantization not in MEDIAPIPE_QUANTIZATIONS:
+        raise ValueError(
+            f"`quantization` must be one of {MEDIAPIPE_QUANTIZATIONS} for a MediaPipe file. "
+            f"Received: quantization={quantization!r}"
+        )
+    if check_normalization not in NORMALIZATION_CHECKS:
+        raise ValueError(
+            f"`check_normalization` must be one of {NORMALIZATION_CHECKS}. "
+            f"Received: check_normalization={check_normalization!r}"
+        )
+    if texts is not None and (isinstance(texts, str) or not texts
+                              or not all(isinstance(t, str) and t.strip() for t in texts)):
+        raise ValueError(
+            "`texts` must be a non-empty list of non-blank strings. "
+            f"Received: texts={texts!r:.200}"
+        )
+    if isinstance(latency_runs, bool) or not isinstance(latency_runs, (int, np.integer)) or (
+            latency_runs < 0):
+        raise ValueError(f"`latency_runs` must be an int >= 0. Received: latency_runs={latency_runs!r}")
+    import_mediapipe()  # before any work: the metadata and the check need it
+    source = model_path(model)
+    path = files.check_file_target(path, overwrite, files.is_tflite_file, "a .tflite file",
+                                   keep=[source] if source else ())
+    if not tensorflow_process.is_tensorflow_backend():
+        return tensorflow_process.run_export_saving(
+            "export_mediapipe", model, source, path=str(path), quantization=quantization,
+            sequence_length=sequence_length, check_normalization=check_normalization,
+            verify=verify, texts=None if texts is None else list(texts), overwrite=overwrite,
+            latency_runs=latency_runs)
+    embedder = load_model(model)
+    tokenizer = check_embedder(embedder)
+    sequence_length = check_length(sequence_length, embedder)
+    check_tokenizer_normalization(tokenizer, check_normalization)
+    serving_inputs = MediaPipeInputs("dict", tuple(
+        (name, "int32", (1, sequence_length)) for name in MEDIAPIPE_INPUTS))
+    flatbuffer = convert(embedder, serving_inputs, quantization, scratch=files.staging_name(path))
+    ops = op_names(flatbuffer)
+    if set(ops) & set(VARIABLE_OPS):
+        raise UnsupportedOpError(
+            f"The converted file reads resource variables ({sorted(set(ops) & set(VARIABLE_OPS))}); "
+            "MediaPipe cannot run it. The weights must be constants."
+        )
+    flatbuffer = with_metadata(flatbuffer, dict(
+        export_metadata(embedder), runtime="mediapipe", sequence_length=sequence_length))
+    # MediaPipe's metadata last: it appends the vocabulary as a zip past the
+    # flatbuffer, which rewriting the flatbuffer afterwards would cut off.
+    flatbuffer = with_mediapipe_metadata(flatbuffer, tokenizer.vocabulary, embedder.name)
+    texts = list(texts) if texts is not None else vocabulary_sentences(tokenizer.vocabulary)
+    max_error, cosine, tolerance, latency, latency_length = 0.0, None, TOLERANCES[quantization], None, None
+    if verify or latency_runs:
+        with mediapipe_embedder(flatbuffer) as task:
+            if verify:
+                max_error, cosine, tolerance = verify_vectors(
+                    embedder, task, texts, sequence_length, quantization, path)
+            if latency_runs:
+                longest = max(texts, key=len)
+                latency = median_ms(lambda: task.embed(longest), latency_runs)
+                latency_length = sequence_length
+    files.write_file(path, flatbuffer, overwrite)
+    embedding = find_token_embedding(embedder)
+    return ExportReport(
+        path=str(path),
+        quantization=quantization or "float32",
+        embedding_mode="compressed",
+        file_bytes=len(flatbuffer),
+        embedding_bytes=embedding_constant_bytes(flatbuffer, embedding),
+        dense_embedding_bytes=dense_table_bytes(embedding),
+        ops=ops,
+        max_abs_error=float(max_error),
+        tolerance=float(tolerance),
+        verified_sequence_lengths=(sequence_length,) if verify else (),
+        latency_ms=latency,
+        latency_sequence_length=latency_length,
+        cosine_to_float=cosine,
+        inputs=MEDIAPIPE_INPUTS,
+        outputs=("embedding",),
+    )
+
+
+def check_embedder(embedder):
+    """The embedder's WordPiece tokenizer, or a clear error."""
+    if not isinstance(embedder, keras_hub.models.TextEmbedder):
+        raise TypeError(
+            "`embedder` must be a keras-hub TextEmbedder (e.g. BertTextEmbedder, or one "
+            f"from keras_subembed.compress). Received: {type(embedder).__name__}"
+        )
+    tokenizer = getattr(embedder.preprocessor, "tokenizer", None)
+    if not isinstance(tokenizer, keras_hub.tokenizers.WordPieceTokenizer):
+        raise ValueError(
+            "MediaPipe's BERT text path tokenizes with WordPiece; this embedder's tokenizer "
+            f"is {type(tokenizer).__name__}. Received: embedder={embedder.name!r}"
+        )
+    vocabulary = list(tokenizer.vocabulary or ())
+    missing = [t for t in ("[CLS]", "[SEP]", "[PAD]", "[UNK]") if t not in vocabulary]
+    if missing:
+        raise ValueError(
+            f"MediaPipe's BERT tokenizer needs the tokens {missing} in the vocabulary; "
+            f"{embedder.name!r}'s vocabulary lacks them."
+        )
+    return tokenizer
+
+
+def check_length(sequence_length, embedder):
+    if sequence_length is None:
+        sequence_length = embedder.preprocessor.sequence_length
+    limit = max_sequence_length(embedder)
+    if isinstance(sequence_length, bool) or not isinstance(sequence_length, (int, np.integer)) or (
+            sequence_length < 3 or (limit is not None and sequence_length > limit)):
+        raise ValueError(
+            "`sequence_length` must be an int from 3 ([CLS], one token, [SEP]) to the "
+            f"model's limit {limit}. Received: sequence_length={sequence_length!r}"
+        )
+    return int(sequence_length)
+
+
+def check_tokenizer_normalization(tokenizer, check_normalization):
+    """Refuse a cased model; warn of (or refuse) accent stripping MediaPipe will not do."""
+    if not tokenizer.lowercase:
+        raise ValueError(
+            "This model's tokenizer keeps case (lowercase=False), but MediaPipe's BERT "
+            "tokenizer lowercases every input, so the file would embed other ids than the "
+            "model was trained on. Export it with export_tflite and tokenize in the app."
+        )
+    if getattr(tokenizer, "strip_accents", False):
+        message = (
+            "This model's tokenizer strips accents (\"café\" -> \"cafe\") and MediaPipe's BERT "
+            "tokenizer does not: on the phone accented words get other ids (often [UNK] or "
+            "several pieces) and their sentences other vectors. Text without accents is "
+            "embedded as in Keras. Strip accents in the app before calling embed() "
+            "(NFD, drop combining marks) to get the model's ids."
+        )
+        if check_normalization == "raise":
+            raise ValueError(message + " Pass check_normalization=\"warn\" to export anyway.")
+        warnings.warn(message, stacklevel=3)
+
+
+def signature_input_tensors(flatbuffer):
+    """`{input name: tensor name}` for MediaPipe's three inputs.
+
+    From the file's signature when it has one (a SavedModel's), else from
+    the graph's input tensors named after them (a concrete function's).
+    """
+    from tensorflow.lite.python import schema_py_generated as schema
+
+    model = schema.Model.GetRootAsModel(flatbuffer, 0)
+    graph = model.Subgraphs(0)
+    if model.SignatureDefsLength():
+        signature = model.SignatureDefs(0)
+        entries = [signature.Inputs(i) for i in range(signature.InputsLength())]
+        return {e.Name().decode(): graph.Tensors(e.TensorIndex()).Name().decode() for e in entries}
+    names = {}
+    tensor_names = [graph.Tensors(graph.Inputs(i)).Name().decode() for i in range(graph.InputsLength())]
+    for wanted in sorted(MEDIAPIPE_INPUTS, key=len, reverse=True):  # segment_ids before ids
+        for tensor_name in tensor_names:
+            if tensor_name not in names.values() and tensor_name.split(":")[0].endswith(wanted):
+                names[wanted] = tensor_name
+                break
+    return names
+
+
+def with_mediapipe_metadata(flatbuffer, vocabulary, name):
+    """`flatbuffer` with MediaPipe Tasks metadata by MediaPipe's own writer."""
+    writer_module = metadata_writer()
+    tensors = signature_input_tensors(flatbuffer)
+    with tempfile.TemporaryDirectory() as tmp:
+        vocabulary_path = os.path.join(tmp, VOCABULARY_FILE)
+        with open(vocabulary_path, "w", encoding="utf-8") as file:
+            file.write(files.vocabulary_text(vocabulary))
+        writer = writer_module.MetadataWriter.create(bytearray(flatbuffer))
+        writer.add_general_info(
+            model_name=name,
+            model_description="Sentence embedder exported by keras_subembed for MediaPipe Tasks.")
+        writer.add_bert_text_input(
+            writer_module.BertTokenizer(vocabulary_path),
+            ids_name=tensors["ids"], mask_name=tensors["mask"],
+            segment_name=tensors["segment_ids"])
+        writer.add_feature_output(name="embedding", description="The sentence vector.")
+        model_with_metadata, _ = writer.populate()
+        # Its finaliser cleans a temporary folder with `os`, which at interpreter
+        # exit may already be gone: finalise it here.
+        del writer
+    return bytes(model_with_metadata)
+
+
+def vocabulary_sentences(vocabulary, count=DEFAULT_TEXT_COUNT, seed=0):
+    """Short sentences of the vocabulary's lowercase ASCII whole words."""
+    words = [t for t in vocabulary if t.isascii() and t.isalpha() and t.islower() and len(t) > 1]
+    if not words:
+        raise ValueError(
+            "Cannot make verification text from this vocabulary (no lowercase whole words); "
+            "pass `texts`."
+        )
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(words, size=int(rng.integers(2, 12)))) for _ in range(count)]
+
+
+class mediapipe_embedder:
+    """MediaPipe's `TextEmbedder` on a file's bytes, raw vectors (no re-normalising)."""
+
+    def __init__(self, flatbuffer):
+        self.flatbuffer = flatbuffer
+
+    def __enter__(self):
+        from mediapipe.tasks.python.core.base_options import BaseOptions
+        from mediapipe.tasks.python.text import text_embedder
+
+        options = text_embedder.TextEmbedderOptions(
+            base_options=BaseOptions(model_asset_buffer=self.flatbuffer),
+            l2_normalize=False, quantize=False)
+        try:
+            self.task = text_embedder.TextEmbedder.create_from_options(options)
+        except Exception as error:
+            raise ExportVerificationError(f"MediaPipe's TextEmbedder cannot load the file: {error}") from error
+        return self
+
+    def __exit__(self, *unused):
+        self.task.close()
+
+    def embed(self, text):
+        result = self.task.embed(text)
+        return np.asarray(result.embeddings[0].embedding, "float32")
+
+
+def verify_vectors(embedder, task, texts, sequence_length, quantization, path):
+    """(max abs error, mean cosine, tolerance) of MediaPipe's vectors to Keras', or raise."""
+    parity = OutputParity(f"MediaPipe's TextEmbedder (on {len(texts)} texts)")
+    parity.add({"embedding": np.stack([task.embed(text) for text in texts])},
+               {"embedding": keras_vectors(embedder, texts, sequence_length)})
+    error, tolerance, cosine = parity.check(quantization, path, MIN_COSINE[quantization])
+    return error, cosine, tolerance
+
+
+def keras_vectors(embedder, texts, sequence_length):
+    """The embedder's vectors for `texts`, tokenized at `sequence_length` as the file is fed."""
+    preprocessor = embedder.preprocessor
+    original = preprocessor.sequence_length
+    preprocessor.sequence_length = sequence_length
+    try:
+        features = preprocessor(keras.ops.convert_to_tensor(texts))
+        return np.asarray(keras.ops.convert_to_numpy(embedder(features, training=False)), "float64")
+    finally:
+        preprocessor.sequence_length = original
+
+

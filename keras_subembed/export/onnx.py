@@ -1,0 +1,294 @@
+"""Keras model -> `.onnx` file (Keras' own ONNX export), float32 or int8, verified with ONNX Runtime."""
+
+import json
+import pathlib
+
+import keras
+import numpy as np
+
+from keras_subembed.export import files
+from keras_subembed.export import tensorflow_process
+from keras_subembed.export.export_report import ExportReport
+from keras_subembed.export.flatbuffer import METADATA_NAME
+from keras_subembed.export.flatbuffer import WRITTEN_BY
+from keras_subembed.export.model_parts import dense_table_bytes
+from keras_subembed.export.model_parts import export_metadata
+from keras_subembed.export.model_parts import find_token_embedding
+from keras_subembed.export.model_parts import load_model
+from keras_subembed.export.model_parts import model_path
+from keras_subembed.export.output_parity import OutputParity
+from keras_subembed.export.output_parity import median_ms
+from keras_subembed.export.signature import ServingInputs
+from keras_subembed.export.signature import check_sample_inputs
+from keras_subembed.export.signature import make_sample_inputs
+from keras_subembed.export.signature import sequence_length_of
+from keras_subembed.export.signature import serving_function
+from keras_subembed.export.tflite import TOLERANCES
+from keras_subembed.export.tflite import check_latency_runs
+from keras_subembed.export.tflite import check_sequence_lengths
+from keras_subembed.export.tflite import scratch_folder
+
+# None: float32 as Keras exports it; "dynamic": ONNX Runtime's dynamic
+# quantization (int8 weights, activations quantized per call), the int8 file
+# browsers and ORT Mobile run.
+ONNX_QUANTIZATIONS = (None, "dynamic")
+ONNX_HELP = ('ONNX export needs `tf2onnx`, `onnx` and `onnxruntime` '
+             '(python -m pip install tf2onnx onnx onnxruntime; or this package\'s "test" extra).')
+
+
+def export_onnx(
+    model,
+    path,
+    quantization=None,
+    verify=True,
+    overwrite=False,
+    sample_inputs=None,
+    sequence_lengths=(16, 128),
+    latency_runs=0,
+):
+    """Write `model` (or a `.keras` path) as a verified `.onnx` file for ONNX Runtime.
+
+    The file is made by Keras' own exporter (`model.export(format="onnx")`,
+    tf2onnx on TensorFlow) with the same signature as `export_tflite`'s:
+    inputs by name with dynamic batch and sequence length (a keras-hub
+    `TextEmbedder` takes `token_ids, padding_mask` and returns `embedding`;
+    its segment ids are zeros, one sentence), outputs by name. On JAX the
+    model goes through a `.keras` file (a live model is saved to a temporary
+    one) to a TensorFlow subprocess: Keras' JAX exporter (jax2onnx) fixes
+    the sequence length and cannot lower `jax.lax.platform_dependent`.
+
+    Args:
+        model: a `keras.Model` or a path to a `.keras` file.
+        path: the `.onnx` file to write (atomically, after verification).
+        quantization: `None` (float32) or `"dynamic"` (ONNX Runtime's
+            dynamic quantization: int8 weights).
+        verify: run the file with ONNX Runtime on sample inputs and compare
+            every output with Keras; beyond `TOLERANCES[quantization]` (times
+            the largest |output|, at least 1) it raises
+            `ExportVerificationError` and writes nothing.
+        overwrite: replace an existing `.onnx` file this package wrote.
+        sample_inputs, sequence_lengths: the inputs to verify on, as for
+            `export_tflite`.
+        latency_runs: when positive, the median time of this many runs of
+            one sequence (batch 1, 1 thread, ONNX Runtime).
+
+    Returns:
+        An `ExportReport` (`ops` are the graph's ONNX op types).
+
+    Example:
+    >>> report = export_onnx(embedder, "minilm.int8.onnx", quantization="dynamic")
+    """
+    if quantization not in ONNX_QUANTIZATIONS:
+        raise ValueError(
+            f"`quantization` must be one of {ONNX_QUANTIZATIONS} for an ONNX file. "
+            f"Received: quantization={quantization!r}"
+        )
+    check_sequence_lengths(sequence_lengths)
+    check_latency_runs(latency_runs)
+    import_onnx_tools()
+    source = model_path(model)
+    path = files.check_file_target(path, overwrite, is_onnx_file, "an .onnx file",
+                                   keep=[source] if source else ())
+    if not tensorflow_process.is_tensorflow_backend():
+        return tensorflow_process.run_export_saving(
+            "export_onnx", model, source, path=str(path), quantization=quantization,
+            verify=verify, overwrite=overwrite, sample_inputs=sample_inputs,
+            sequence_lengths=tuple(sequence_lengths), latency_runs=latency_runs)
+    model = load_model(model)
+    serving_inputs = ServingInputs.of(model, sample_inputs)
+    samples = None
+    if verify or latency_runs:
+        samples = (check_sample_inputs(sample_inputs, serving_inputs) if sample_inputs is not None
+                   else make_sample_inputs(model, serving_inputs, sequence_lengths))
+    with scratch_folder(files.staging_name(path)) as scratch:
+        data = convert(model, serving_inputs, quantization, pathlib.Path(scratch))
+    data = with_onnx_metadata(data, export_metadata(model))
+    max_error, tolerance, cosine, lengths = 0.0, TOLERANCES[quantization], None, ()
+    if verify:
+        max_error, tolerance, cosine = verify_onnx(model, serving_inputs, data, samples,
+                                                   quantization, path)
+        lengths = tuple(sorted({sequence_length_of(s, serving_inputs) for s in samples} - {None}))
+    latency, latency_length = None, None
+    if latency_runs:
+        latency, latency_length = median_latency_ms(data, samples, serving_inputs, latency_runs)
+    files.write_file(path, data, overwrite)
+    embedding = find_token_embedding(model)
+    session = inference_session(data)
+    return ExportReport(
+        path=str(path),
+        quantization=quantization or "float32",
+        embedding_mode="compressed",
+        file_bytes=len(data),
+        embedding_bytes=embedding_initializer_bytes(data, embedding),
+        dense_embedding_bytes=dense_table_bytes(embedding),
+        ops=op_types(data),
+        max_abs_error=float(max_error),
+        tolerance=float(tolerance),
+        verified_sequence_lengths=lengths,
+        latency_ms=latency,
+        latency_sequence_length=latency_length,
+        cosine_to_float=cosine,
+        inputs=tuple(serving_inputs.names),
+        outputs=tuple(sorted(output.name for output in session.get_outputs())),
+    )
+
+
+def import_onnx_tools():
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError as error:
+        raise ImportError(f"{ONNX_HELP} ({error})") from error
+
+
+def convert(model, serving_inputs, quantization, scratch):
+    """The `.onnx` bytes of `model` by Keras' exporter, quantized by ONNX Runtime if asked."""
+    inputs = {name: keras.Input(shape[1:], dtype=dtype, name=name)
+              for name, dtype, shape in serving_inputs.specs}
+    # A functional model of the serving signature: named inputs, named outputs,
+    # the inputs the signature leaves out (a TextEmbedder's segment ids) zeros.
+    serving_model = keras.Model(inputs, serving_function(model, serving_inputs)(inputs))
+    signature = [{name: keras.InputSpec(shape=shape, dtype=dtype, name=name)
+                  for name, dtype, shape in serving_inputs.specs}]
+    float_path = scratch / "float32.onnx"
+    serving_model.export(str(float_path), format="onnx", verbose=False, input_signature=signature)
+    if quantization is None:
+        return float_path.read_bytes()
+    from onnxruntime.quantization import QuantType
+    from onnxruntime.quantization import quantize_dynamic
+
+    int8_path, matmul_path = scratch / "int8.onnx", scratch / "matmul.onnx"
+    import onnx
+
+    proto = onnx.load(str(float_path))
+    gemm_as_matmul(proto)
+    onnx.save(proto, str(matmul_path))
+    # Per channel: one scale per output column, as TFLite's dynamic range
+    # (per tensor: cosine 0.96 to Keras on MiniLM, per channel 0.99).
+    quantize_dynamic(str(matmul_path), str(int8_path), weight_type=QuantType.QInt8,
+                     per_channel=True)
+    return int8_path.read_bytes()
+
+
+def gemm_as_matmul(proto):
+    """Rewrite `Gemm(A, B, C)` with a constant B as `MatMul(A, B) + C`, in place.
+
+    tf2onnx writes 2-D `Dense` layers as `Gemm`, which ONNX Runtime's dynamic
+    quantization leaves in float32 (about half of MiniLM's transformer); as
+    MatMul its weights become int8.
+    """
+    import onnx
+    from onnx import numpy_helper
+
+    initializers = {i.name: i for i in proto.graph.initializer}
+    transposed, nodes = set(), []
+    for node in proto.graph.node:
+        attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        plain = (attributes.get("alpha", 1.0) == 1.0 and not attributes.get("transA", 0)
+                 and (len(node.input) < 3 or attributes.get("beta", 1.0) == 1.0))
+        if node.op_type != "Gemm" or not plain or node.input[1] not in initializers:
+            nodes.append(node)
+            continue
+        weight = initializers[node.input[1]]
+        if attributes.get("transB", 0) and weight.name not in transposed:  # shared: once
+            transposed.add(weight.name)
+            weight.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(weight).T, weight.name))
+        product = node.output[0] + "/matmul" if len(node.input) > 2 else node.output[0]
+        nodes.append(onnx.helper.make_node("MatMul", node.input[:2], [product], node.name + "/matmul"))
+        if len(node.input) > 2:
+            nodes.append(onnx.helper.make_node("Add", [product, node.input[2]], node.output,
+                                               node.name + "/bias"))
+    del proto.graph.node[:]
+    proto.graph.node.extend(nodes)
+
+
+def with_onnx_metadata(data, values):
+    """`data` with `values` (JSON) in the model's metadata as `keras_subembed`:
+    the proof for `overwrite`, and what a runner must check (as in `.tflite` files)."""
+    import onnx
+
+    proto = onnx.load_from_string(data)
+    kept = [p for p in proto.metadata_props if p.key != METADATA_NAME]
+    del proto.metadata_props[:]
+    proto.metadata_props.extend(kept)
+    entry = proto.metadata_props.add()
+    entry.key = METADATA_NAME
+    entry.value = json.dumps(dict(values, written_by=WRITTEN_BY), sort_keys=True)
+    return proto.SerializeToString()
+
+
+def read_onnx_metadata(data):
+    """The `keras_subembed` metadata of `.onnx` bytes, or None."""
+    try:
+        import onnx
+
+        proto = onnx.load_from_string(data)
+        for entry in proto.metadata_props:
+            if entry.key == METADATA_NAME:
+                values = json.loads(entry.value)
+                if isinstance(values, dict) and values.get("written_by") == WRITTEN_BY:
+                    return values
+    except Exception:  # a corrupt or foreign file is simply not ours
+        return None
+    return None
+
+
+def is_onnx_file(path):
+    """Whether `path` is an `.onnx` file an export wrote (its metadata says so)."""
+    return read_onnx_metadata(pathlib.Path(path).read_bytes()) is not None
+
+
+def inference_session(data, num_threads=None):
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3  # unused-initializer notices are not the user's concern
+    if num_threads:
+        options.intra_op_num_threads = num_threads
+        options.inter_op_num_threads = 1
+    return onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+
+
+def verify_onnx(model, serving_inputs, data, samples, quantization, path):
+    """(max abs error, tolerance, lowest mean cosine) of every output, or raise."""
+    keras_function = serving_function(model, serving_inputs)
+    session = inference_session(data)
+    names = [output.name for output in session.get_outputs()]
+    parity = OutputParity("The .onnx file")
+    for sample in samples:
+        want = keras_function({n: keras.ops.convert_to_tensor(v) for n, v in sample.items()})
+        parity.add(dict(zip(names, session.run(names, sample))),
+                   {name: keras.ops.convert_to_numpy(value) for name, value in want.items()})
+    return parity.check(quantization, path)
+
+
+def median_latency_ms(data, samples, serving_inputs, runs):
+    """(median ms, length) of the longest sample's first sequence, 1 thread."""
+    longest = max(samples, key=lambda s: sequence_length_of(s, serving_inputs) or 0)
+    sample = {name: value[:1] for name, value in longest.items()}
+    session = inference_session(data, num_threads=1)
+    return median_ms(lambda: session.run(None, sample), runs), sequence_length_of(sample, serving_inputs)
+
+
+def op_types(data):
+    import onnx
+
+    return tuple(sorted({node.op_type for node in onnx.load_from_string(data).graph.node}))
+
+
+def embedding_initializer_bytes(data, embedding):
+    """Bytes of the initializers shaped like the embedding layer's weights (either orientation)."""
+    import onnx
+
+    if embedding is None:
+        return 0
+    shapes = set()
+    for weight in embedding.weights:
+        shape = tuple(int(d) for d in weight.shape)
+        if int(np.prod(shape)) > 1:
+            shapes.update({shape, tuple(reversed(shape))})
+    total = 0
+    for initializer in onnx.load_from_string(data).graph.initializer:
+        if tuple(initializer.dims) in shapes:
+            total += onnx.numpy_helper.to_array(initializer).nbytes
+    return total

@@ -1,0 +1,132 @@
+"""A compressed BERT embedder ships as a MediaPipe Tasks file that embeds raw strings."""
+
+import sys
+from pathlib import Path
+
+import keras
+import keras_hub
+import numpy as np
+import pytest
+
+import keras_subembed
+from keras_subembed.export import export_mediapipe
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "models"))
+from test_compressed_text_embedder import SIZES  # noqa: E402
+from test_compressed_text_embedder import SUB  # noqa: E402
+from test_compressed_text_embedder import VOCABULARY  # noqa: E402
+
+# Conversion traces the model in TensorFlow; on JAX only the subprocess path is tested.
+tensorflow_only = pytest.mark.tensorflow_only(reason="it traces the model in TensorFlow")
+# The wheel exists for Linux x86-64 / aarch64, macOS and Windows; CI installs it.
+pytest.importorskip("mediapipe", reason="no `mediapipe` wheel for this platform")
+
+# Case and punctuation that MediaPipe's tokenizer must handle as the model's does.
+TEXTS = ["The police said the road was closed.", "Rain in the CITY, one new game!",
+         "the market (news) said: two people", "world"]
+
+
+def uncased_embedder(strip_accents=False, lowercase=True):
+    keras.utils.set_random_seed(3)
+    backbone = keras_hub.models.BertBackbone(len(VOCABULARY), **SIZES)
+    tokenizer = keras_hub.models.BertTokenizer(
+        vocabulary=VOCABULARY, lowercase=lowercase, strip_accents=strip_accents)
+    preprocessor = keras_hub.models.BertTextEmbedderPreprocessor(tokenizer, sequence_length=12)
+    return keras_hub.models.BertTextEmbedder(backbone, preprocessor, pooling_mode="mean")
+
+
+@pytest.fixture(scope="module")
+def small():
+    return keras_subembed.compress(uncased_embedder(), "sub", SUB)
+
+
+def mediapipe_vectors(path, texts):
+    from mediapipe.tasks.python.text import text_embedder
+
+    with text_embedder.TextEmbedder.create_from_model_path(str(path)) as task:
+        return np.stack([task.embed(text).embeddings[0].embedding for text in texts])
+
+
+@tensorflow_only
+@pytest.mark.parametrize("quantization", [None, "dynamic", "float16"])
+def test_the_file_runs_in_mediapipe_from_raw_strings_with_the_keras_vectors(
+        small, tmp_path, quantization):
+    from keras_subembed.export.flatbuffer import op_names
+
+    path = tmp_path / "small.tflite"
+    report = export_mediapipe(small, path, quantization=quantization, texts=TEXTS)
+    assert (report.inputs, report.outputs) == (("ids", "mask", "segment_ids"), ("embedding",))
+    assert report.verified_sequence_lengths == (12,)
+    assert report.cosine_to_float > 0.999
+    data = path.read_bytes()
+    assert not {"READ_VARIABLE", "VAR_HANDLE"} & set(op_names(data))  # frozen
+    import zipfile
+
+    assert zipfile.ZipFile(path).namelist() == ["vocab.txt"]  # MediaPipe's associated file
+    # MediaPipe's own loader, its own tokenizer, raw strings; the vectors are Keras'.
+    got = mediapipe_vectors(path, TEXTS)
+    want = keras.ops.convert_to_numpy(small.encode_text(TEXTS, verbose=0))
+    np.testing.assert_allclose(got, want, atol=1e-5 if quantization is None else 1e-2)
+    with pytest.raises(FileExistsError):
+        export_mediapipe(small, path, quantization=quantization, verify=False)
+
+
+@tensorflow_only
+def test_mediapipe_lowercases_and_splits_punctuation_but_keeps_accents():
+    from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
+
+    texts = ["The CITY, (rain)!", "naïve Café"]
+    got = mediapipe_token_ids(VOCABULARY, texts, sequence_length=16)
+    stripping = keras_hub.models.BertTokenizer(
+        vocabulary=VOCABULARY, lowercase=True, strip_accents=True)
+    want = [[2, *keras.ops.convert_to_numpy(stripping(text)).tolist(), 3] for text in texts]
+    assert got[0] == want[0]
+    unk = VOCABULARY.index("[UNK]")
+    assert want[1][1:3] == [VOCABULARY.index("naive"), VOCABULARY.index("cafe")]
+    assert got[1] == [2, unk, unk, 3]  # accents kept: the words are not in the vocabulary
+
+
+@tensorflow_only
+def test_accent_stripping_models_warn_or_are_refused_and_cased_models_are_refused(tmp_path):
+    stripping = uncased_embedder(strip_accents=True)
+    with pytest.raises(ValueError, match="strips accents"):
+        export_mediapipe(stripping, tmp_path / "a.tflite", check_normalization="raise")
+    with pytest.warns(UserWarning, match="does not"):
+        export_mediapipe(stripping, tmp_path / "a.tflite", verify=False)
+    with pytest.raises(ValueError, match="keeps case"):
+        export_mediapipe(uncased_embedder(lowercase=False), tmp_path / "b.tflite")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.tflite"]
+
+
+@tensorflow_only
+@pytest.mark.parametrize("kwargs, match", [
+    ({"quantization": "int8"}, "quantization"),
+    ({"check_normalization": "ignore"}, "check_normalization"),
+    ({"sequence_length": 2}, "sequence_length"),
+    ({"sequence_length": 25}, "sequence_length"),
+    ({"texts": "one text"}, "texts"),
+    ({"latency_runs": -1}, "latency_runs"),
+])
+def test_bad_arguments_are_named(small, tmp_path, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        export_mediapipe(small, tmp_path / "x.tflite", **kwargs)
+    assert not list(tmp_path.iterdir())
+
+
+@tensorflow_only
+def test_an_embedder_without_wordpiece_is_refused(tmp_path):
+    xlmr = keras_hub.models.XLMRobertaTextEmbedder(
+        keras_hub.models.XLMRobertaBackbone(50, **SIZES), pooling_mode="cls")
+    with pytest.raises(ValueError, match="WordPiece"):
+        export_mediapipe(xlmr, tmp_path / "x.tflite")
+    with pytest.raises(TypeError, match="TextEmbedder"):
+        export_mediapipe(xlmr.backbone, tmp_path / "x.tflite")
+
+
+@pytest.mark.jax_only(reason="a live JAX model goes through a TensorFlow subprocess")
+def test_a_live_jax_model_exports_through_a_tensorflow_process(small, tmp_path):
+    report = export_mediapipe(small, tmp_path / "small.tflite", texts=TEXTS)
+    assert report.cosine_to_float > 0.999
+    got = mediapipe_vectors(tmp_path / "small.tflite", TEXTS)
+    np.testing.assert_allclose(got, keras.ops.convert_to_numpy(small.encode_text(TEXTS, verbose=0)),
+                               atol=1e-5)
