@@ -35,6 +35,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import bench_tflite_latency  # noqa: E402
 
+import keras_subembed  # noqa: E402,F401  (registers the compressed classes)
 from keras_subembed import datasets  # noqa: E402
 from keras_subembed.export.tflite import interpreter_runner  # noqa: E402
 from keras_subembed.models.weight_quantization import TRANSFORMER_SCOPE  # noqa: E402
@@ -98,7 +99,8 @@ def embed(flatbuffer, inputs):
 def main(argv=None):
     args = parse_args(argv)
     args.output.mkdir(parents=True, exist_ok=True)
-    preprocessor = keras_hub.models.TextEmbedderPreprocessor.from_preset(str(args.preset))
+    # The compressed embedder's preset loads once keras_subembed registered its classes.
+    preprocessor = keras_hub.models.TextEmbedder.from_preset(str(args.preset)).preprocessor
     evaluation = single_inputs(preprocessor, sample(
         datasets.sentences(datasets.movie_reviews(), min_words=4), args.sentences, 0))
     calibration = single_inputs(preprocessor, sample(
