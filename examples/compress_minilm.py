@@ -255,6 +255,7 @@ class Evaluation:
         self.words = words
         self.sets["words"] = Tokenized(words, preprocessor)
         self.teacher_vectors = None
+        self.teacher_correct = None
 
     def measure(self, run_batch):
         vectors = {name: tokenized.embed(run_batch) for name, tokenized in self.sets.items()}
@@ -266,6 +267,9 @@ class Evaluation:
             return vectors["words"][[word_index[w] for w in words]]
 
         sentiment, _ = evaluation.sentiment_accuracy(vectors["polarity"], self.sentiment)
+        correct = evaluation.sentiment_correct(vectors["polarity"], self.sentiment)
+        if self.teacher_correct is None:
+            self.teacher_correct = correct
         result = {
             f"cosine_{name}": evaluation.mean_cosine(vectors[name], self.teacher_vectors[name])
             for name in ("in_domain", "out_of_domain")
@@ -277,7 +281,11 @@ class Evaluation:
             "wordsim353": evaluation.word_similarity_spearman(embed_words, "wordsim353")[0],
             "simlex999": evaluation.word_similarity_spearman(embed_words, "simlex999")[0],
         })
-        return {key: round(float(value), 4) for key, value in result.items()}
+        result = {key: round(float(value), 4) for key, value in result.items()}
+        # 95% paired bootstrap interval of (this - teacher) sentiment accuracy.
+        result["sentiment_vs_teacher_95"] = [round(bound, 4) for bound in
+                                             evaluation.bootstrap_interval(correct, self.teacher_correct)]
+        return result
 
 
 # --- the job ---------------------------------------------------------------------------------
@@ -528,7 +536,9 @@ def add_reserved_ids(kind, kwargs):
 COLUMNS = [
     ("name", "model", "{}"), ("embedding_compression", "emb. x", "{:.0f}"),
     ("cosine_in_domain", "cos in", "{:.3f}"), ("cosine_out_of_domain", "cos out", "{:.3f}"),
-    ("sentiment_accuracy", "sentiment", "{:.3f}"), ("topic_accuracy", "topic", "{:.3f}"),
+    ("sentiment_accuracy", "sentiment", "{:.3f}"),
+    ("sentiment_vs_teacher_95", "sent. - teacher (95%)", "{0[0]:+.3f}..{0[1]:+.3f}"),
+    ("topic_accuracy", "topic", "{:.3f}"),
     ("wordsim353", "WS353", "{:.3f}"), ("simlex999", "SL999", "{:.3f}"),
 ]
 

@@ -5,7 +5,10 @@ code scores a Keras model, a `.tflite` file or a table lookup:
 
 * `mean_cosine(vectors, reference_vectors)`: how close a student's sentence
   vectors stay to its teacher's.
-* `sentiment_accuracy(vectors, labels)`: cross-validated logistic regression.
+* `sentiment_accuracy(vectors, labels)`: cross-validated logistic regression;
+  `sentiment_correct(...)` says which examples it got right, and
+  `bootstrap_interval(correct, reference_correct)` how far apart two models'
+  accuracies may be on other samples of the same size.
 * `stratified_split(texts, labels)` and `topic_accuracy(...)`: logistic
   regression trained on some posts, scored on held-out ones.
 * `word_similarity_spearman(embed_words, name)`: WordSim-353 / SimLex-999;
@@ -83,6 +86,13 @@ def sentiment_accuracy(vectors, labels, folds=5, seed=0):
     """
     from sklearn.model_selection import StratifiedKFold, cross_val_score
 
+    vectors, labels = _checked_folds(vectors, labels, folds)
+    splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+    scores = cross_val_score(_classifier(seed), vectors, labels, cv=splitter)
+    return float(np.mean(scores)), float(np.std(scores))
+
+
+def _checked_folds(vectors, labels, folds):
     vectors = _as_matrix("vectors", vectors)
     labels = _as_labels("labels", labels, len(vectors), "vectors")
     if not isinstance(folds, (int, np.integer)) or folds < 2:
@@ -93,9 +103,52 @@ def sentiment_accuracy(vectors, labels, folds=5, seed=0):
             f"`labels` must hold at least 2 classes with `folds` ({folds}) examples "
             f"each. Received: counts {dict(zip(classes.tolist(), counts.tolist()))}"
         )
+    return vectors, labels
+
+
+def sentiment_correct(vectors, labels, folds=5, seed=0):
+    """Whether each example's label is predicted right by the classifier of
+    `sentiment_accuracy` trained on the other folds (a bool array).
+
+    >>> vectors = [[1.0, 0.1], [0.9, -0.2], [1.1, 0.0], [-1.0, 0.2], [-0.8, 0.0], [-1.2, 0.1]]
+    >>> sentiment_correct(vectors, [1, 1, 1, 0, 0, 0], folds=3).tolist()
+    [True, True, True, True, True, True]
+    """
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    vectors, labels = _checked_folds(vectors, labels, folds)
     splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
-    scores = cross_val_score(_classifier(seed), vectors, labels, cv=splitter)
-    return float(np.mean(scores)), float(np.std(scores))
+    return cross_val_predict(_classifier(seed), vectors, labels, cv=splitter) == labels
+
+
+def bootstrap_interval(values, reference_values=None, rounds=2000, confidence=0.95, seed=0):
+    """Percentile bootstrap interval `(low, high)` of `mean(values)`, or of
+    `mean(values) - mean(reference_values)` paired by example when given (e.g.
+    a student's and its teacher's `sentiment_correct` on the same sentences).
+
+    >>> low, high = bootstrap_interval(student_correct, teacher_correct)
+    """
+    values = np.asarray(values, dtype="float64")
+    if values.ndim != 1 or len(values) < 2 or not np.all(np.isfinite(values)):
+        raise ValueError(f"`values` must be a 1-D array of at least 2 finite numbers. "
+                         f"Received: shape {values.shape}")
+    if reference_values is not None:
+        reference_values = np.asarray(reference_values, dtype="float64")
+        if reference_values.shape != values.shape or not np.all(np.isfinite(reference_values)):
+            raise ValueError(
+                "`reference_values` must be finite and pair with `values` example by example. "
+                f"Received: shapes {reference_values.shape} and {values.shape}")
+        values = values - reference_values
+    if not isinstance(rounds, (int, np.integer)) or rounds < 100:
+        raise ValueError(f"`rounds` must be an integer of at least 100. Received: rounds={rounds!r}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"`confidence` must be between 0 and 1 (exclusive). "
+                         f"Received: confidence={confidence!r}")
+    samples = np.random.default_rng(seed).integers(0, len(values), (rounds, len(values)))
+    means = values[samples].mean(axis=1)
+    tail = (1.0 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
 
 
 def stratified_split(texts, labels, test_fraction=0.3, seed=0):

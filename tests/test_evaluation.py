@@ -77,6 +77,49 @@ def test_sentiment_accuracy_errors():
         evaluation.sentiment_accuracy(np.zeros((0, 4)), np.zeros(0))
 
 
+def test_sentiment_correct_is_the_cross_validated_accuracy_per_example():
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(400, 16))
+    labels = rng.integers(0, 2, size=400)
+    correct = evaluation.sentiment_correct(vectors, labels, folds=5, seed=0)
+    assert correct.dtype == bool and correct.shape == (400,)
+    # Equal folds: the mean of the folds' accuracies is the mean over examples.
+    mean, _ = evaluation.sentiment_accuracy(vectors, labels, folds=5, seed=0)
+    assert abs(correct.mean() - mean) < 1e-9
+    separable, separable_labels = _two_clusters(60, 8, seed=0)
+    assert evaluation.sentiment_correct(separable, separable_labels).all()
+    with pytest.raises(ValueError, match="folds=1"):
+        evaluation.sentiment_correct(vectors, labels, folds=1)
+
+
+def test_bootstrap_interval_of_a_mean_and_of_a_paired_difference():
+    values = np.r_[np.ones(150), np.zeros(50)]  # accuracy 0.75 on 200 examples
+    low, high = evaluation.bootstrap_interval(values, rounds=4000)
+    # The normal approximation: 0.75 +- 1.96 * sqrt(0.75 * 0.25 / 200) = +-0.060.
+    assert low < 0.75 < high and abs((high - low) / 2 - 0.060) < 0.01
+    assert evaluation.bootstrap_interval(values, rounds=4000) == (low, high)  # seeded
+    # Paired: the same examples right in both, two more right in the student.
+    reference = values.copy()
+    student = values.copy()
+    student[150:152] = 1
+    low, high = evaluation.bootstrap_interval(student, reference)
+    assert 0.0 <= low <= 0.01 < high <= 0.025
+    assert evaluation.bootstrap_interval(reference, reference) == (0.0, 0.0)
+
+
+def test_bootstrap_interval_errors():
+    with pytest.raises(ValueError, match=r"`values` must be a 1-D array of at least 2 finite.*\(1,\)"):
+        evaluation.bootstrap_interval([1.0])
+    with pytest.raises(ValueError, match=r"`values` must be .*finite"):
+        evaluation.bootstrap_interval([1.0, np.nan])
+    with pytest.raises(ValueError, match=r"`reference_values` must .*shapes \(3,\) and \(2,\)"):
+        evaluation.bootstrap_interval([1, 0], [1, 0, 1])
+    with pytest.raises(ValueError, match=r"rounds=10"):
+        evaluation.bootstrap_interval([1, 0], rounds=10)
+    with pytest.raises(ValueError, match=r"confidence=1.5"):
+        evaluation.bootstrap_interval([1, 0], confidence=1.5)
+
+
 def test_stratified_split_is_deterministic_and_balanced():
     texts = [f"post {i}" for i in range(100)]
     labels = np.array([0] * 60 + [1] * 40)

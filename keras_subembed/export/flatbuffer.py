@@ -104,9 +104,11 @@ QUANTIZED_TYPES = ("int8", "int4", "uint8", "int16")
 
 def quantized_op_count(flatbuffer):
     """How many ops compute with an integer constant weight, read directly or
-    through a `DEQUANTIZE` (weight-only recipes)."""
+    through a `DEQUANTIZE` (weight-only recipes). Lookups (`GATHER`, `SLICE`
+    of an int8 table) move rows rather than compute and do not count."""
     schema = _schema()
     model = schema.Model.GetRootAsModel(flatbuffer, 0)
+    lookups = {schema.BuiltinOperator.GATHER, schema.BuiltinOperator.SLICE}
     count = 0
     for graph_index in range(model.SubgraphsLength()):
         graph = model.Subgraphs(graph_index)
@@ -118,6 +120,8 @@ def quantized_op_count(flatbuffer):
                     schema.BuiltinOperator.DEQUANTIZE):
                 if _is_quantized_constant(model, graph, op.Inputs(0)):
                     dequantized.add(op.Outputs(0))
+                continue
+            if max(code.BuiltinCode(), code.DeprecatedBuiltinCode()) in lookups:
                 continue
             inputs = [op.Inputs(i) for i in range(op.InputsLength())]
             if any(i in dequantized or _is_quantized_constant(model, graph, i)

@@ -21,6 +21,7 @@ from keras_subembed.export.flatbuffer import op_names
 from keras_subembed.export.flatbuffer import quantized_op_count
 from keras_subembed.export.kernel_ops import kernel_ops
 from keras_subembed.export.kernel_ops import rounded_layers
+from keras_subembed.export.lookup_tables import int8_lookup_tables
 from keras_subembed.export.flatbuffer import with_metadata
 from keras_subembed.export.model_parts import check_embedding_mode
 from keras_subembed.export.model_parts import copy_model
@@ -40,6 +41,7 @@ from keras_subembed.export.signature import make_sample_inputs
 from keras_subembed.export.signature import sequence_length_of
 from keras_subembed.export.signature import serving_function
 from keras_subembed.layer_walk import walk_layers
+from keras_subembed.models.weight_quantization import get_recipe
 from keras_subembed.models.weight_quantization import round_weights
 
 # The TFLite converter's own, then ai-edge-quantizer recipes (int4 / int8
@@ -94,6 +96,7 @@ def export_tflite(
             `"int4_blockwise32_dynamic_int8_attention_output"`. A recipe
             stores every `Dense` / `EinsumDense` kernel outside the token
             embedding with its bits (a model with none is refused); the
+            dynamic ones also store the lookup tables as int8; the
             report's `quantized_ops` and `constant_bytes` say what the file
             holds.
         embedding_mode: `"compressed"` keeps the compressed computation in the
@@ -141,17 +144,23 @@ def export_tflite(
     if verify or latency_runs:
         samples = (check_sample_inputs(sample_inputs, serving_inputs) if sample_inputs is not None
                    else make_sample_inputs(model, serving_inputs, sequence_lengths))
-    recipe = quantization if quantization in RECIPE_NAMES else None
+    recipe = get_recipe(quantization) if quantization in RECIPE_NAMES else None
+    converted = model
     if recipe:
         rounded_layers(model, recipe)  # a model with nothing to quantize fails before converting
-    flatbuffer = convert(model, serving_inputs, None if recipe else quantization,
+        # The file's min-max quantizer stores a rounded kernel's own grid
+        # (clipped or not) exactly: the file computes what training rounded.
+        converted = round_weights(copy_model(model), recipe)
+    flatbuffer = convert(converted, serving_inputs, None if recipe else quantization,
                          representative_dataset, scratch=files.staging_name(path))
     flatbuffer = with_metadata(flatbuffer, export_metadata(model))
     if recipe:
-        # After the metadata: a large quantized file keeps its buffers past the
-        # flatbuffer (by offset), which rewriting the flatbuffer would break.
+        if recipe.table_bits:
+            flatbuffer = int8_lookup_tables(flatbuffer)
+        # After the metadata and tables: a large quantized file keeps its buffers
+        # past the flatbuffer (by offset), which rewriting the flatbuffer would break.
         # The ops holding the very kernels Keras rounds, matched by value.
-        ops = [(scope, rounding) for scope, _, rounding in kernel_ops(flatbuffer, model, recipe)]
+        ops = [(scope, rounding) for scope, _, rounding in kernel_ops(flatbuffer, converted, recipe)]
         flatbuffer = quantize_flatbuffer(flatbuffer, recipe, ops)
     max_error, tolerance, lengths, cosine = 0.0, TOLERANCES[quantization], (), None
     if verify:

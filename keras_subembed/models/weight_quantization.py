@@ -10,11 +10,23 @@ kernel), so the exported file computes what was trained.
 What a recipe quantizes: the kernel of every `Dense` and `EinsumDense` layer
 of the model outside its token embedding (a keras-hub encoder's transformer
 layers and pooler, a head, a user's own encoder; each becomes one
-`FULLY_CONNECTED` op of the file); the token embedding, position embedding
-and layer norms stay float. A recipe whose name says int4 must put int4
-weights in the file: a model with no such layer is refused by the export. Rounding is symmetric (`q = round(w / s)`, `s = max|w| / (2^(bits-1) - 1)`),
-with one scale per output channel or per block of `block_size` input rows of
-each output channel; blockwise scales are stored with bfloat16 precision.
+`FULLY_CONNECTED` op of the file). A recipe whose name says int4 must put
+int4 weights in the file: a model with no such layer is refused by the
+export. Rounding is symmetric (`q = clip(round(w / s), -qmax, qmax)`,
+`qmax = 2^(bits-1) - 1`), with one scale per output channel or per block of
+`block_size` input rows of each output channel; blockwise scales are stored
+with bfloat16 precision. `clipping="max"` takes `s = max|w| / qmax`;
+`clipping="mse"` (the int4 recipes) takes, per channel or block, the
+`s = r * max|w| / qmax` of `CLIP_RATIOS` that rounds with the least squared
+error: a few large weights clipped buy a finer grid for all others. Since
+the rounded kernel's largest value is then `qmax * s`, the file's min-max
+quantizer stores exactly this grid.
+
+The dynamic recipes also store the float lookup tables the file reads with
+`GATHER` / `SLICE` (a compressed embedding's sub-tables, the position
+table) as int8 with one scale per column (`table_bits=8`,
+`keras_subembed.export.lookup_tables`); training does not round them (int8
+per column changes the sentence vectors by under 1e-4 cosine).
 """
 
 import contextlib
@@ -35,15 +47,25 @@ ANY_SCOPE = r""
 TRANSFORMER_SCOPE = r"transformer_layer_\d+(_\d+)?/"
 ATTENTION_OUTPUT_SCOPE = r"/attention_output(_\d+)?/"
 MIN_SCALE = 1e-9  # as ai-edge-quantizer: a zero block gets a tiny scale, not 0
+# `clipping="mse"` tries these fractions of a channel's (block's) largest |w|.
+CLIP_RATIOS = tuple(1.0 - i / 30 for i in range(16))  # 1.0 down to 0.5
+CLIPPINGS = ("max", "mse")
 
 
 @dataclasses.dataclass(frozen=True)
 class KernelRounding:
     """Symmetric `bits`-bit integers, one scale per output channel
-    (`block_size=None`) or per `block_size` input rows of each channel."""
+    (`block_size=None`) or per `block_size` input rows of each channel;
+    `clipping` `"max"` or `"mse"` (see the module's docstring)."""
 
     bits: int
     block_size: int = None
+    clipping: str = "max"
+
+    def __post_init__(self):
+        if self.clipping not in CLIPPINGS:
+            raise ValueError(f"`clipping` must be one of {CLIPPINGS}. Received: "
+                             f"clipping={self.clipping!r}")
 
     @property
     def granularity(self):
@@ -58,7 +80,8 @@ class WeightRecipe:
     activations quantized at run time: fast) or `"float"` (weight-only: the
     kernels are dequantized and compute in float). `overrides` are
     `(scope regex, KernelRounding)` pairs; the last one matching a layer's
-    path wins, as in `ai-edge-quantizer`.
+    path wins, as in `ai-edge-quantizer`. `table_bits=8` stores the file's
+    float lookup tables as int8 (None: float).
     """
 
     name: str
@@ -66,6 +89,7 @@ class WeightRecipe:
     activations: str
     overrides: tuple = ()
     description: str = ""
+    table_bits: int = None
 
     def scopes(self):
         """`(regex, KernelRounding)` rules over layer paths; the last match wins."""
@@ -82,19 +106,19 @@ class WeightRecipe:
 
 
 INT8 = KernelRounding(8)
-INT4 = KernelRounding(4)
-INT4_BLOCK32 = KernelRounding(4, 32)
+INT4 = KernelRounding(4, clipping="mse")
+INT4_BLOCK32 = KernelRounding(4, 32, clipping="mse")
 RECIPES = {recipe.name: recipe for recipe in [
     WeightRecipe("int8_weight_only", INT8, "float",
                  description="int8 per channel, float compute"),
     WeightRecipe("int4_weight_only", INT4, "float",
                  description="int4 per channel, float compute (slow: dequantizes every call)"),
-    WeightRecipe("int4_dynamic", INT4, "dynamic",
-                 description="int4 per channel, integer compute"),
-    WeightRecipe("int4_blockwise32_dynamic", INT4_BLOCK32, "dynamic",
-                 description="int4 per block of 32 inputs, integer compute"),
+    WeightRecipe("int4_dynamic", INT4, "dynamic", table_bits=8,
+                 description="int4 per channel, integer compute, int8 lookup tables"),
+    WeightRecipe("int4_blockwise32_dynamic", INT4_BLOCK32, "dynamic", table_bits=8,
+                 description="int4 per block of 32 inputs, integer compute, int8 lookup tables"),
     WeightRecipe("int4_blockwise32_dynamic_int8_attention_output", INT4_BLOCK32, "dynamic",
-                 overrides=((ATTENTION_OUTPUT_SCOPE, INT8),),
+                 overrides=((ATTENTION_OUTPUT_SCOPE, INT8),), table_bits=8,
                  description="int4_blockwise32_dynamic, attention output projections in int8"),
 ]}
 
@@ -137,14 +161,33 @@ def round_kernel(kernel, rounding, axes=(0,)):
             f"block size {block}: {rounding.granularity} rounding cannot apply."
         )
     x = ops.reshape(ops.transpose(kernel, order), (rows // block, block, -1))
+    largest = ops.max(ops.abs(x), axis=1, keepdims=True)
+    ratios = CLIP_RATIOS if rounding.clipping == "mse" else (1.0,)
+    best, best_error = None, None
+    for ratio in ratios:
+        rounded = _rounded(x, largest * ratio, rounding)
+        if best is None:
+            best = rounded
+            if len(ratios) > 1:
+                best_error = ops.sum(ops.square(rounded - x), axis=1, keepdims=True)
+            continue
+        error = ops.sum(ops.square(rounded - x), axis=1, keepdims=True)
+        better = error < best_error
+        best = ops.where(better, rounded, best)
+        best_error = ops.where(better, error, best_error)
+    x = ops.reshape(best, [shape[axis] for axis in order])
+    return ops.transpose(x, [order.index(axis) for axis in range(len(shape))])
+
+
+def _rounded(x, clip, rounding):
+    """`x` on the grid whose largest value is `clip` (per channel / block)."""
     qmax = 2 ** (rounding.bits - 1) - 1
-    scale = ops.maximum(ops.max(ops.abs(x), axis=1, keepdims=True), MIN_SCALE) / qmax
+    scale = ops.maximum(clip, MIN_SCALE) / qmax
     if rounding.block_size is not None:
         # Blockwise scales are float16 with bfloat16's mantissa in the file.
         scale = ops.cast(ops.cast(scale, "bfloat16"), x.dtype)
-    x = ops.clip(ops.round(x / scale), -qmax - 1, qmax) * scale
-    x = ops.reshape(x, [shape[axis] for axis in order])
-    return ops.transpose(x, [order.index(axis) for axis in range(len(shape))])
+    # Symmetric: the file's min-max scale of the rounded kernel is `scale` again.
+    return ops.clip(ops.round(x / scale), -qmax, qmax) * scale
 
 
 def fake_quantize(kernel, rounding, axes=(0,)):

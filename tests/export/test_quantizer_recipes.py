@@ -12,10 +12,12 @@ from keras_subembed.export import ExportVerificationError
 from keras_subembed.export import export_tflite
 from keras_subembed.export import quantizer_recipes
 from keras_subembed.export.quantizer_recipes import RECIPE_NAMES
+from keras_subembed.export.flatbuffer import constant_tensors
 from keras_subembed.export.flatbuffer import read_metadata
 from keras_subembed.export.quantizer_recipes import weight_bits
 from keras_subembed.layers import SubEmbedding
 from keras_subembed.models import compress_backbone
+from keras_subembed.models.weight_quantization import RECIPES
 from keras_subembed.models.weight_quantization import fake_quantized
 from tests.tflite_utils import TFLiteRunner
 
@@ -66,6 +68,11 @@ def test_each_recipe_is_verified_and_reports_what_the_file_holds(recipe, encoder
     want_bits = {"int8_weight_only": {8}, "int4_blockwise32_dynamic_int8_attention_output": {4, 8}}
     assert {got for _, got, _ in bits} == want_bits.get(recipe, {4})
     assert report.quantized_ops == 12  # the ops the report counts are those kernels
+    # The dynamic recipes store the position table (32 x 64) as int8; the
+    # product sub-tables (16 rows of 8) are too small to pay for their scales.
+    table_types = {dtype for name, _, _, dtype in constant_tensors(flatbuffer, with_type=True)
+                   if "position_embedding" in name}
+    assert table_types == {"int8" if RECIPES[recipe].table_bits else "float32"}
     # Smaller than the float file by about the kernels' share.
     assert report.file_bytes < float_file.file_bytes * (0.6 if "int8" in recipe[:4] else 0.45)
     # The report's cosine is the file's, recomputed here against the float Keras model.

@@ -1,6 +1,8 @@
 """Fake-quantized transformer kernels: the rounding, straight-through training on
 TensorFlow and JAX, and parity with the exported int4 file."""
 
+import dataclasses
+
 import keras
 import keras_hub
 import numpy as np
@@ -9,8 +11,10 @@ import pytest
 import keras_subembed
 from keras_subembed.models import EmbeddingDistiller
 from keras_subembed.models import compress_backbone
+from keras_subembed.models.weight_quantization import CLIP_RATIOS
 from keras_subembed.models.weight_quantization import INT4
 from keras_subembed.models.weight_quantization import INT4_BLOCK32
+from keras_subembed.models.weight_quantization import KernelRounding
 from keras_subembed.models.weight_quantization import RECIPES
 from keras_subembed.models.weight_quantization import fake_quantized
 from keras_subembed.models.weight_quantization import quantized_layers
@@ -22,35 +26,47 @@ BACKEND = keras.backend.backend()
 RECIPE = "int4_blockwise32_dynamic"
 
 
-def reference_round(kernel, bits, block_size, axes):
-    """ai-edge-quantizer's symmetric min-max rounding, one channel / block at a time."""
+def reference_round(kernel, rounding, axes):
+    """ai-edge-quantizer's symmetric rounding, one channel / block at a time, on the
+    clip (a `CLIP_RATIOS` fraction of the largest |w|) with the least squared error."""
     outputs = [a for a in range(kernel.ndim) if a not in axes]
     matrix = np.transpose(kernel, list(axes) + outputs).reshape(-1, int(np.prod(
         [kernel.shape[a] for a in outputs])))
     result = np.empty_like(matrix)
-    qmax = 2 ** (bits - 1) - 1
-    block = block_size or matrix.shape[0]
+    qmax = 2 ** (rounding.bits - 1) - 1
+    block = rounding.block_size or matrix.shape[0]
+    ratios = CLIP_RATIOS if rounding.clipping == "mse" else (1.0,)
     for column in range(matrix.shape[1]):
         for start in range(0, matrix.shape[0], block):
             values = matrix[start:start + block, column]
-            scale = max(np.abs(values).max(), 1e-9) / qmax
-            if block_size:
-                import ml_dtypes
-                scale = float(np.float32(scale).astype(ml_dtypes.bfloat16))
-            result[start:start + block, column] = np.clip(np.rint(values / scale), -qmax - 1, qmax) * scale
+            candidates = []
+            for ratio in ratios:
+                scale = max(np.float32(np.abs(values).max() * ratio), 1e-9) / qmax
+                if rounding.block_size:
+                    import ml_dtypes
+                    scale = float(np.float32(scale).astype(ml_dtypes.bfloat16))
+                rounded = np.clip(np.rint(values / scale), -qmax, qmax) * scale
+                candidates.append((float(np.sum((rounded - values) ** 2)), rounded))
+            # The first of equally good clips, as `round_kernel`.
+            result[start:start + block, column] = min(
+                candidates, key=lambda c: c[0])[1]
     shape = [kernel.shape[a] for a in list(axes) + outputs]
     order = list(axes) + outputs
     return np.transpose(result.reshape(shape), [order.index(a) for a in range(kernel.ndim)])
 
 
-@pytest.mark.parametrize("rounding", [INT4, INT4_BLOCK32], ids=["channelwise", "blockwise32"])
+MIN_MAX_INT4 = KernelRounding(4, clipping="max")
+
+
+@pytest.mark.parametrize("rounding", [MIN_MAX_INT4, INT4, INT4_BLOCK32],
+                         ids=["channelwise-max", "channelwise-mse", "blockwise32-mse"])
 @pytest.mark.parametrize("shape, axes", [((64, 48), (0,)), ((2, 32, 24), (0, 1)), ((64, 2, 8), (0,))])
 def test_rounding_matches_the_reference_and_lies_on_the_int4_grid(rounding, shape, axes):
     kernel = np.random.default_rng(0).normal(size=shape).astype("float32")
     kernel[..., 0] = 0.0  # an all-zero channel stays zero
     got = keras.ops.convert_to_numpy(round_kernel(kernel, rounding, axes))
-    want = reference_round(kernel, rounding.bits, rounding.block_size, axes)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    want = reference_round(kernel, rounding, axes)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     assert not np.allclose(got, kernel, atol=1e-3)
     np.testing.assert_array_equal(got[..., 0], 0.0)
     # Each channel (channelwise) holds at most 15 distinct levels.
@@ -59,6 +75,25 @@ def test_rounding_matches_the_reference_and_lies_on_the_int4_grid(rounding, shap
         columns = np.transpose(got, list(axes) + outputs).reshape(
             int(np.prod([shape[a] for a in axes])), -1).T
         assert max(len(np.unique(c)) for c in columns) <= 15
+    # What the export relies on: min-max rounding (the file's quantizer) of
+    # the rounded kernel keeps it, clipped grid and all.
+    again = round_kernel(got, dataclasses.replace(rounding, clipping="max"), axes)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(again), got, rtol=1e-6, atol=1e-7)
+
+
+def test_mse_clipping_rounds_closer_than_min_max():
+    # Gaussian weights: the largest few set a coarse min-max grid for all others.
+    kernel = np.random.default_rng(3).normal(size=(384, 96)).astype("float32")
+    error = {rounding.clipping: float(np.sum(
+        (keras.ops.convert_to_numpy(round_kernel(kernel, rounding)) - kernel) ** 2))
+        for rounding in (MIN_MAX_INT4, INT4)}
+    assert error["mse"] < 0.8 * error["max"], error
+
+
+def test_an_unknown_clipping_is_named():
+    with pytest.raises(ValueError, match=r"`clipping` must be one of \('max', 'mse'\)\. "
+                       r"Received: clipping='p99'"):
+        KernelRounding(4, clipping="p99")
 
 
 def test_a_block_size_that_does_not_divide_the_inputs_is_named():
@@ -91,7 +126,7 @@ def test_fake_quantized_forward_is_rounded_and_the_gradient_passes_straight_thro
     assert dense._kernel.path == "transformer_layer_0/feedforward_output_dense/kernel"
     x = np.random.default_rng(2).normal(size=(4, 32)).astype("float32")
     kernel = keras.ops.convert_to_numpy(dense.kernel)
-    rounded = reference_round(kernel, 4, 32, (0,))
+    rounded = reference_round(kernel, RECIPES[RECIPE].rounding, (0,))
     float_output = keras.ops.convert_to_numpy(dense(x))
     with fake_quantized(dense, RECIPE):
         output = keras.ops.convert_to_numpy(dense(x))
@@ -149,7 +184,7 @@ def test_quantization_aware_distillation_trains_the_float_kernels_through_int4(t
     # The float kernel moved, and by less than one int4 step in most places
     # (the straight-through gradient, not a projection onto the grid).
     assert not np.allclose(after, before)
-    assert not np.allclose(after, reference_round(after, 4, 32, (0,)), atol=1e-6)
+    assert not np.allclose(after, reference_round(after, RECIPES[RECIPE].rounding, (0,)), atol=1e-6)
     # The student itself is plain and float; it saves and loads as such.
     assert all(type(layer).__module__.startswith("keras") for layer in student._flatten_layers())
     path = tmp_path / "student.keras"

@@ -1,0 +1,139 @@
+"""int8 lookup tables in a `.tflite` flatbuffer: what an int4 file stores besides its kernels.
+
+A compressed embedding's sub-tables and the position table are read by
+`GATHER` and `SLICE` ops, which `ai-edge-quantizer` quantizes only with
+static (calibrated) activations. Dynamic-range conversion stores such
+tables as int8 and dequantizes what the op read; `int8_lookup_tables` does
+the same for the float tables of a file: each becomes int8 with one
+symmetric scale (`max|table| / 127`), and a `DEQUANTIZE` after its op gives
+the float rows the rest of the graph reads.
+"""
+
+import copy
+
+import numpy as np
+
+from keras_subembed.export.flatbuffer import _schema
+
+# As dynamic-range conversion: smaller tables stay float (their scale would cost more).
+TABLE_MIN_ELEMENTS = 1024
+TABLE_BITS = 8
+
+
+def int8_lookup_tables(flatbuffer, min_elements=TABLE_MIN_ELEMENTS):
+    """`flatbuffer` with each float32 table of `min_elements` or more values
+    that only `GATHER` / `SLICE` ops read stored as int8.
+
+    A table another op also reads (a tied embedding's logits matmul) stays
+    float. Returns the new flatbuffer bytes (the same bytes if no table
+    qualifies).
+
+    Example:
+    >>> smaller = int8_lookup_tables(open("encoder.tflite", "rb").read())
+    """
+    import flatbuffers
+
+    schema = _schema()
+    model = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(flatbuffer, 0))
+    lookups = {schema.BuiltinOperator.GATHER, schema.BuiltinOperator.SLICE}
+    builtin = [max(code.builtinCode, code.deprecatedBuiltinCode) for code in model.operatorCodes]
+    dequantize = None
+    changed = False
+    for graph in model.subgraphs:
+        tables = _lookup_only_tables(model, graph, builtin, lookups, min_elements)
+        if not tables:
+            continue
+        if dequantize is None:
+            dequantize = _operator_code(model, schema.BuiltinOperator.DEQUANTIZE, version=2)
+        operators = []
+        for op in graph.operators:
+            operators.append(op)
+            table_index = int(op.inputs[0]) if builtin[op.opcodeIndex] in lookups else -1
+            if table_index not in tables:
+                continue
+            _bump_version(model.operatorCodes[op.opcodeIndex], 2)  # int8 input
+            operators.append(_dequantized_output(schema, graph, op, tables[table_index], dequantize))
+            changed = True
+        for table_index, quantization in tables.items():
+            tensor = graph.tensors[table_index]
+            buffer = model.buffers[tensor.buffer]
+            values = np.frombuffer(bytes(buffer.data), dtype="<f4").reshape(-1, tensor.shape[-1])
+            buffer.data = np.clip(np.round(values / np.asarray(quantization.scale)), -127, 127
+                                  ).astype(np.int8).reshape(-1).view(np.uint8)
+            tensor.type = schema.TensorType.INT8
+            tensor.quantization = quantization
+        graph.operators = operators
+    if not changed:
+        return flatbuffer
+    builder = flatbuffers.Builder(len(flatbuffer) + 1024)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    return bytes(builder.Output())
+
+
+def _lookup_only_tables(model, graph, builtin, lookups, min_elements):
+    """`{tensor index: its int8 quantization}` of the float32 constants of
+    `graph` read only as input 0 of lookup ops."""
+    schema = _schema()
+    readers = {}
+    for op in graph.operators:
+        for position, index in enumerate(op.inputs):
+            readers.setdefault(int(index), []).append(
+                builtin[op.opcodeIndex] in lookups and position == 0)
+    tables = {}
+    for index, reads in readers.items():
+        if index < 0 or not all(reads):
+            continue
+        tensor = graph.tensors[index]
+        data = model.buffers[tensor.buffer].data
+        if (tensor.type != schema.TensorType.FLOAT32 or data is None
+                or len(data) // 4 < min_elements or tensor.quantization is not None
+                and tensor.quantization.scale is not None):
+            continue
+        values = np.frombuffer(bytes(data), dtype="<f4").reshape(-1, tensor.shape[-1])
+        largest = np.max(np.abs(values), axis=0)
+        quantization = schema.QuantizationParametersT()
+        quantization.scale = np.where(largest > 0, largest / 127, 1.0).astype("float32").tolist()
+        quantization.zeroPoint = [0] * len(quantization.scale)
+        quantization.quantizedDimension = len(tensor.shape) - 1
+        tables[index] = quantization
+    return tables
+
+
+def _dequantized_output(schema, graph, op, quantization, dequantize):
+    """Point `op` at a new int8 output; return the DEQUANTIZE op that
+    writes its float output tensor."""
+    output = graph.tensors[int(op.outputs[0])]
+    rows = schema.TensorT()
+    rows.name = (output.name or b"") + b"/int8"
+    rows.shape, rows.shapeSignature = output.shape, output.shapeSignature
+    rows.type = schema.TensorType.INT8
+    rows.buffer = 0  # the empty buffer: a computed tensor
+    # The op keeps the table's last axis (the one the scales run along) last.
+    rows.quantization = copy.copy(quantization)
+    rows.quantization.quantizedDimension = len(output.shape) - 1
+    graph.tensors.append(rows)
+    outputs = [int(i) for i in op.outputs]
+    float_output, outputs[0] = outputs[0], len(graph.tensors) - 1
+    op.outputs = outputs
+    convert = schema.OperatorT()
+    convert.opcodeIndex = dequantize
+    convert.inputs, convert.outputs = [outputs[0]], [float_output]
+    return convert
+
+
+def _operator_code(model, builtin_code, version):
+    """The index of `builtin_code` in the model's operator codes (added if missing)."""
+    for index, code in enumerate(model.operatorCodes):
+        if max(code.builtinCode, code.deprecatedBuiltinCode) == builtin_code:
+            _bump_version(code, version)
+            return index
+    code = _schema().OperatorCodeT()
+    code.builtinCode = builtin_code
+    code.deprecatedBuiltinCode = min(builtin_code, 127)
+    code.version = version
+    model.operatorCodes.append(code)
+    return len(model.operatorCodes) - 1
+
+
+def _bump_version(code, version):
+    code.version = max(code.version, version)
