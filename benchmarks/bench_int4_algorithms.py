@@ -12,6 +12,10 @@ each file's sentence vectors to the float file's, the file size, and the
 latency interleaved with the teacher's dynamic-range file
 (benchmarks/bench_tflite_latency.py: batch 1, 128 tokens, 1 thread).
 An algorithm that fails or that the kernels cannot run is listed with its error.
+Beside them, `--recipes` rows are this package's own export of the preset
+(`export_tflite(..., quantization=recipe)`): for `int4_dynamic`, kernels on
+the MSE-clipped grid (stored exactly by the quantizer's min-max) and int8
+lookup tables; `--granularities` adds min-max rows per block of inputs.
 
     python examples/compress_minilm.py                 # writes minilm_results/
     python benchmarks/bench_int4_algorithms.py minilm_results/product-k32m256.float32.tflite \\
@@ -37,11 +41,13 @@ import bench_tflite_latency  # noqa: E402
 
 import keras_subembed  # noqa: E402,F401  (registers the compressed classes)
 from keras_subembed import datasets  # noqa: E402
+from keras_subembed.export import export_tflite  # noqa: E402
 from keras_subembed.export.tflite import interpreter_runner  # noqa: E402
 from keras_subembed.models.weight_quantization import TRANSFORMER_SCOPE  # noqa: E402
 
 ALGORITHMS = ("min_max_uniform_quantize", "MSE", "OCTAV", "GPTQ", "DECOMPOSED_HADAMARD_ROTATION",
               "OSCAR", "dequantized_weight_recovery")
+GRANULARITIES = ("BLOCKWISE_32", "BLOCKWISE_64", "BLOCKWISE_128")
 
 
 def parse_args(argv=None):
@@ -53,6 +59,10 @@ def parse_args(argv=None):
                         help="the teacher's dynamic-range .tflite (latency reference)")
     parser.add_argument("--output", type=pathlib.Path, default=pathlib.Path("int4_algorithms"))
     parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=ALGORITHMS)
+    parser.add_argument("--recipes", nargs="*", default=["int4_dynamic"],
+                        help="this package's recipes, exported from --preset")
+    parser.add_argument("--granularities", nargs="*", default=[], choices=GRANULARITIES,
+                        help="min-max int4 rows with one scale per block of inputs")
     parser.add_argument("--sentences", type=int, default=200)
     parser.add_argument("--calibration-sentences", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=5)
@@ -73,7 +83,7 @@ def sample(texts, count, seed):
     return [texts[i] for i in sorted(np.random.default_rng(seed).choice(len(texts), count, replace=False))]
 
 
-def quantized(flatbuffer, algorithm, calibration):
+def quantized(flatbuffer, algorithm, calibration, granularity="CHANNELWISE"):
     from ai_edge_quantizer import qtyping
     from ai_edge_quantizer import quantizer
     from ai_edge_quantizer import recipe_manager
@@ -81,7 +91,7 @@ def quantized(flatbuffer, algorithm, calibration):
     manager = recipe_manager.RecipeManager()
     manager.add_dynamic_config(
         regex=TRANSFORMER_SCOPE, operation_name=qtyping.TFLOperationName.FULLY_CONNECTED,
-        num_bits=4, granularity=qtyping.QuantGranularity.CHANNELWISE, algorithm_key=algorithm)
+        num_bits=4, granularity=qtyping.QuantGranularity[granularity], algorithm_key=algorithm)
     engine = quantizer.Quantizer(bytearray(flatbuffer), manager.get_quantization_recipe())
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         result = None
@@ -100,26 +110,43 @@ def main(argv=None):
     args = parse_args(argv)
     args.output.mkdir(parents=True, exist_ok=True)
     # The compressed embedder's preset loads once keras_subembed registered its classes.
-    preprocessor = keras_hub.models.TextEmbedder.from_preset(str(args.preset)).preprocessor
+    embedder = keras_hub.models.TextEmbedder.from_preset(str(args.preset))
+    preprocessor = embedder.preprocessor
     evaluation = single_inputs(preprocessor, sample(
         datasets.sentences(datasets.movie_reviews(), min_words=4), args.sentences, 0))
     calibration = single_inputs(preprocessor, sample(
         datasets.sentences(datasets.wikipedia_articles(), min_words=4), args.calibration_sentences, 1))
     flatbuffer = args.float_file.read_bytes()
     want = embed(flatbuffer, evaluation)
+
+    def file_path(algorithm):
+        return args.output / f"{args.float_file.stem.split('.')[0]}.int4.{algorithm.replace(' ', '_')}.tflite"
+
+    def package_file(recipe):
+        path = file_path(f"keras_subembed {recipe}")
+        export_tflite(embedder, path, quantization=recipe, overwrite=True)
+        return path.read_bytes()
+
+    variants = ([(name, lambda name=name: quantized(flatbuffer, name, calibration))
+                 for name in args.algorithms]
+                + [(f"min-max {g.lower()}", lambda g=g: quantized(
+                    flatbuffer, "min_max_uniform_quantize", calibration, g))
+                   for g in args.granularities]
+                + [(f"keras_subembed {recipe}", lambda recipe=recipe: package_file(recipe))
+                   for recipe in args.recipes])
     rows = []
-    for algorithm in args.algorithms:
+    for algorithm, make in variants:
         start = time.perf_counter()
         row = {"algorithm": algorithm}
         try:
-            content = quantized(flatbuffer, algorithm, calibration)
+            content = make()
             got = embed(content, evaluation)
         except Exception as error:  # the table reports what each algorithm does here
             row["error"] = f"{type(error).__name__}: {str(error)[:200]}"
             rows.append(row)
             print(row, flush=True)
             continue
-        path = args.output / f"{args.float_file.stem.split('.')[0]}.int4.{algorithm}.tflite"
+        path = file_path(algorithm)
         path.write_bytes(content)
         cosine = np.sum(got * want, -1) / np.linalg.norm(got, axis=-1) / np.linalg.norm(want, axis=-1)
         row.update(path=str(path), file_mb=round(len(content) / 1e6, 3),

@@ -141,7 +141,7 @@ def parse_args(argv=None):
                         help="do not evaluate the teacher's .tflite (saves about a minute)")
     parser.add_argument("--int4-recipe", default="int4_dynamic", choices=INT4_RECIPES,
                         help=f"ai-edge-quantizer recipe of the int4 rows ({INT4_SETTING} only)")
-    parser.add_argument("--qat-steps", type=int, default=30,
+    parser.add_argument("--qat-steps", type=int, default=90,
                         help="quantization-aware distillation steps after the float ones "
                              "(int4 rows; 0: post-training int4 only)")
     parser.add_argument("--no-int4", action="store_true", help="skip the int4 rows")

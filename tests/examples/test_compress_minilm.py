@@ -34,6 +34,12 @@ def test_compress_minilm_runs_end_to_end_on_the_real_model(tmp_path):
     assert student["embedding_compression"] > 300
     assert 0.5 <= teacher["sentiment_accuracy"] <= 1 and 0.5 <= teacher["topic_accuracy"] <= 1
     assert teacher["wordsim353"] > 0.5  # all-MiniLM-L6-v2 is a good word model too
+    # The paired bootstrap interval of (model - teacher) sentiment accuracy holds the difference.
+    assert teacher["sentiment_vs_teacher_95"] == [0.0, 0.0]
+    low, high = student["sentiment_vs_teacher_95"]
+    assert low <= student["sentiment_accuracy"] - teacher["sentiment_accuracy"] + 1e-4
+    assert student["sentiment_accuracy"] - teacher["sentiment_accuracy"] <= high + 1e-4 and low < high
+    assert "sent. - teacher (95%)" in result.stdout
     for row in rows.values():
         for quantization in ("float32", "dynamic"):
             exported = row["tflite"][quantization]
