@@ -12,18 +12,17 @@ from keras_subembed.export import files
 from keras_subembed.export import tensorflow_process
 from keras_subembed.export.errors import ExportVerificationError
 from keras_subembed.export.errors import UnsupportedOpError
-from keras_subembed.export.export_report import ExportReport
+from keras_subembed.export.export_report import export_target
+from keras_subembed.export.export_report import measure_file
+from keras_subembed.export.export_report import write_and_report
 from keras_subembed.export.flatbuffer import embedding_constant_bytes
 from keras_subembed.export.flatbuffer import op_names
 from keras_subembed.export.flatbuffer import with_metadata
 from keras_subembed.export.mediapipe_metadata import import_mediapipe
 from keras_subembed.export.mediapipe_metadata import metadata_writer
-from keras_subembed.export.model_parts import dense_table_bytes
 from keras_subembed.export.model_parts import export_metadata
-from keras_subembed.export.model_parts import find_token_embedding
 from keras_subembed.export.model_parts import load_model
 from keras_subembed.export.model_parts import max_sequence_length
-from keras_subembed.export.model_parts import model_path
 from keras_subembed.export.output_parity import OutputParity
 from keras_subembed.export.output_parity import median_ms
 from keras_subembed.export.signature import ServingInputs
@@ -135,9 +134,7 @@ def export_mediapipe(
             latency_runs < 0):
         raise ValueError(f"`latency_runs` must be an int >= 0. Received: latency_runs={latency_runs!r}")
     import_mediapipe()  # before any work: the metadata and the check need it
-    source = model_path(model)
-    path = files.check_file_target(path, overwrite, files.is_tflite_file, "a .tflite file",
-                                   keep=[source] if source else ())
+    source, path = export_target(model, path, overwrite, files.is_tflite_file, "a .tflite file")
     if not tensorflow_process.is_tensorflow_backend():
         return tensorflow_process.run_export_saving(
             "export_mediapipe", model, source, path=str(path), quantization=quantization,
@@ -163,35 +160,34 @@ def export_mediapipe(
     # flatbuffer, which rewriting the flatbuffer afterwards would cut off.
     flatbuffer = with_mediapipe_metadata(flatbuffer, tokenizer.vocabulary, embedder.name)
     texts = list(texts) if texts is not None else vocabulary_sentences(tokenizer.vocabulary)
-    max_error, cosine, tolerance, latency, latency_length = 0.0, None, TOLERANCES[quantization], None, None
+    checks = measure_file(TOLERANCES[quantization])
     if verify or latency_runs:
         with mediapipe_embedder(flatbuffer) as task:
-            if verify:
-                max_error, cosine, tolerance = verify_vectors(
-                    embedder, task, texts, sequence_length, quantization, path)
-            if latency_runs:
-                longest = max(texts, key=len)
-                latency = median_ms(lambda: task.embed(longest), latency_runs)
-                latency_length = sequence_length
-    files.write_file(path, flatbuffer, overwrite)
-    embedding = find_token_embedding(embedder)
-    return ExportReport(
-        path=str(path),
-        quantization=quantization or "float32",
-        embedding_mode="compressed",
-        file_bytes=len(flatbuffer),
-        embedding_bytes=embedding_constant_bytes(flatbuffer, embedding),
-        dense_embedding_bytes=dense_table_bytes(embedding),
-        ops=ops,
-        max_abs_error=float(max_error),
-        tolerance=float(tolerance),
-        verified_sequence_lengths=(sequence_length,) if verify else (),
-        latency_ms=latency,
-        latency_sequence_length=latency_length,
-        cosine_to_float=cosine,
-        inputs=MEDIAPIPE_INPUTS,
-        outputs=("embedding",),
-    )
+            checks = measure_file(
+                TOLERANCES[quantization],
+                verify=(lambda: verify_file(embedder, task, texts, sequence_length, quantization,
+                                            path)) if verify else None,
+                time=(lambda: time_file(task, texts, sequence_length, latency_runs))
+                if latency_runs else None)
+    return write_and_report(
+        path, flatbuffer, overwrite, embedder, checks, quantization=quantization,
+        embedding_mode="compressed", inputs=MEDIAPIPE_INPUTS,
+        file_facts=lambda data, embedding: dict(
+            embedding_bytes=embedding_constant_bytes(data, embedding), ops=ops,
+            outputs=("embedding",)))
+
+
+def verify_file(embedder, task, texts, sequence_length, quantization, path):
+    """`verify_vectors` as `measure_file` takes it: (error, tolerance, cosine, lengths)."""
+    max_error, cosine, tolerance = verify_vectors(
+        embedder, task, texts, sequence_length, quantization, path)
+    return max_error, tolerance, cosine, (sequence_length,)
+
+
+def time_file(task, texts, sequence_length, runs):
+    """(median ms, length) of MediaPipe's `embed` of the longest text, tokenization included."""
+    longest = max(texts, key=len)
+    return median_ms(lambda: task.embed(longest), runs), sequence_length
 
 
 def check_embedder(embedder):

@@ -8,14 +8,13 @@ import numpy as np
 
 from keras_subembed.export import files
 from keras_subembed.export import tensorflow_process
-from keras_subembed.export.export_report import ExportReport
+from keras_subembed.export.export_report import export_target
+from keras_subembed.export.export_report import measure_samples
+from keras_subembed.export.export_report import write_and_report
 from keras_subembed.export.flatbuffer import METADATA_NAME
 from keras_subembed.export.flatbuffer import WRITTEN_BY
-from keras_subembed.export.model_parts import dense_table_bytes
 from keras_subembed.export.model_parts import export_metadata
-from keras_subembed.export.model_parts import find_token_embedding
 from keras_subembed.export.model_parts import load_model
-from keras_subembed.export.model_parts import model_path
 from keras_subembed.export.output_parity import OutputParity
 from keras_subembed.export.output_parity import median_ms
 from keras_subembed.export.signature import ServingInputs
@@ -86,9 +85,7 @@ def export_onnx(
     check_sequence_lengths(sequence_lengths)
     check_latency_runs(latency_runs)
     import_onnx_tools()
-    source = model_path(model)
-    path = files.check_file_target(path, overwrite, is_onnx_file, "an .onnx file",
-                                   keep=[source] if source else ())
+    source, path = export_target(model, path, overwrite, is_onnx_file, "an .onnx file")
     if not tensorflow_process.is_tensorflow_backend():
         return tensorflow_process.run_export_saving(
             "export_onnx", model, source, path=str(path), quantization=quantization,
@@ -103,34 +100,11 @@ def export_onnx(
     with scratch_folder(files.staging_name(path)) as scratch:
         data = convert(model, serving_inputs, quantization, pathlib.Path(scratch))
     data = with_onnx_metadata(data, export_metadata(model))
-    max_error, tolerance, cosine, lengths = 0.0, TOLERANCES[quantization], None, ()
-    if verify:
-        max_error, tolerance, cosine = verify_onnx(model, serving_inputs, data, samples,
-                                                   quantization, path)
-        lengths = tuple(sorted({sequence_length_of(s, serving_inputs) for s in samples} - {None}))
-    latency, latency_length = None, None
-    if latency_runs:
-        latency, latency_length = median_latency_ms(data, samples, serving_inputs, latency_runs)
-    files.write_file(path, data, overwrite)
-    embedding = find_token_embedding(model)
-    session = inference_session(data)
-    return ExportReport(
-        path=str(path),
-        quantization=quantization or "float32",
-        embedding_mode="compressed",
-        file_bytes=len(data),
-        embedding_bytes=embedding_initializer_bytes(data, embedding),
-        dense_embedding_bytes=dense_table_bytes(embedding),
-        ops=op_types(data),
-        max_abs_error=float(max_error),
-        tolerance=float(tolerance),
-        verified_sequence_lengths=lengths,
-        latency_ms=latency,
-        latency_sequence_length=latency_length,
-        cosine_to_float=cosine,
-        inputs=tuple(serving_inputs.names),
-        outputs=tuple(sorted(output.name for output in session.get_outputs())),
-    )
+    checks = measure_samples(TOLERANCES[quantization], verify_onnx if verify else None, median_latency_ms,
+                             latency_runs, model, serving_inputs, data, samples, quantization, path)
+    return write_and_report(path, data, overwrite, model, checks, quantization=quantization,
+                            embedding_mode="compressed", inputs=serving_inputs.names,
+                            file_facts=onnx_facts)
 
 
 def import_onnx_tools():
@@ -292,3 +266,13 @@ def embedding_initializer_bytes(data, embedding):
         if tuple(initializer.dims) in shapes:
             total += onnx.numpy_helper.to_array(initializer).nbytes
     return total
+
+
+def onnx_facts(data, embedding):
+    """The report's fields an `.onnx` file alone tells."""
+    session = inference_session(data)
+    return dict(
+        embedding_bytes=embedding_initializer_bytes(data, embedding),
+        ops=op_types(data),
+        outputs=tuple(sorted(output.name for output in session.get_outputs())),
+    )

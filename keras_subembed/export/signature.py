@@ -282,6 +282,11 @@ def sample_lengths(model, serving_inputs, sequence_lengths):
     return sorted({int(n) if limit is None else min(int(n), limit) for n in sequence_lengths})
 
 
+def sequence_lengths_of(samples, serving_inputs):
+    """The sorted lengths of the samples' sequences (those that have one)."""
+    return tuple(sorted({sequence_length_of(s, serving_inputs) for s in samples} - {None}))
+
+
 def sequence_length_of(sample, serving_inputs):
     """The length of a sample's sequences (dimension 1 of its ids), or None."""
     roles = input_roles(serving_inputs)

@@ -14,7 +14,9 @@ from keras_subembed.export import files
 from keras_subembed.export import tensorflow_process
 from keras_subembed.export.errors import ExportVerificationError
 from keras_subembed.export.errors import UnsupportedOpError
-from keras_subembed.export.export_report import ExportReport
+from keras_subembed.export.export_report import export_target
+from keras_subembed.export.export_report import measure_samples
+from keras_subembed.export.export_report import write_and_report
 from keras_subembed.export.flatbuffer import constant_bytes
 from keras_subembed.export.flatbuffer import embedding_constant_bytes
 from keras_subembed.export.flatbuffer import op_names
@@ -25,11 +27,8 @@ from keras_subembed.export.lookup_tables import int8_lookup_tables
 from keras_subembed.export.flatbuffer import with_metadata
 from keras_subembed.export.model_parts import check_embedding_mode
 from keras_subembed.export.model_parts import copy_model
-from keras_subembed.export.model_parts import dense_table_bytes
 from keras_subembed.export.model_parts import export_metadata
-from keras_subembed.export.model_parts import find_token_embedding
 from keras_subembed.export.model_parts import load_model
-from keras_subembed.export.model_parts import model_path
 from keras_subembed.export.model_parts import with_embedding_mode
 from keras_subembed.export.quantizer_recipes import RECIPE_NAMES
 from keras_subembed.export.quantizer_recipes import import_ai_edge_quantizer
@@ -129,9 +128,7 @@ def export_tflite(
     check_embedding_mode(embedding_mode)
     check_sequence_lengths(sequence_lengths)
     check_latency_runs(latency_runs)
-    source = model_path(model)
-    path = files.check_file_target(path, overwrite, files.is_tflite_file, "a .tflite file",
-                                   keep=[source] if source else ())
+    source, path = export_target(model, path, overwrite, files.is_tflite_file, "a .tflite file")
     if not tensorflow_process.is_tensorflow_backend():
         return tensorflow_process.run_export(
             "export_tflite", model, source, path=str(path), quantization=quantization,
@@ -162,36 +159,12 @@ def export_tflite(
         # The ops holding the very kernels Keras rounds, matched by value.
         ops = [(scope, rounding) for scope, _, rounding in kernel_ops(flatbuffer, converted, recipe)]
         flatbuffer = quantize_flatbuffer(flatbuffer, recipe, ops)
-    max_error, tolerance, lengths, cosine = 0.0, TOLERANCES[quantization], (), None
-    if verify:
-        max_error, tolerance, cosine = verify_flatbuffer(
-            model, serving_inputs, flatbuffer, samples, quantization, path)
-        lengths = tuple(sorted({sequence_length_of(s, serving_inputs) for s in samples} - {None}))
-    latency, latency_length = None, None
-    if latency_runs:
-        latency, latency_length = median_latency_ms(flatbuffer, samples, serving_inputs, latency_runs)
-    files.write_file(path, flatbuffer, overwrite)
-    embedding = find_token_embedding(model)
-    runner = interpreter_runner(flatbuffer)
-    return ExportReport(
-        path=str(path),
-        quantization=quantization or "float32",
-        embedding_mode=embedding_mode,
-        file_bytes=len(flatbuffer),
-        embedding_bytes=embedding_constant_bytes(flatbuffer, embedding),
-        dense_embedding_bytes=dense_table_bytes(embedding),
-        ops=op_names(flatbuffer),
-        quantized_ops=quantized_op_count(flatbuffer),
-        constant_bytes=constant_bytes(flatbuffer),
-        max_abs_error=float(max_error),
-        tolerance=float(tolerance),
-        verified_sequence_lengths=lengths,
-        latency_ms=latency,
-        latency_sequence_length=latency_length,
-        cosine_to_float=cosine,
-        inputs=tuple(serving_inputs.names),
-        outputs=tuple(sorted(runner.get_output_details())),
-    )
+    checks = measure_samples(TOLERANCES[quantization], verify_flatbuffer if verify else None,
+                             median_latency_ms, latency_runs, model, serving_inputs, flatbuffer, samples,
+                             quantization, path)
+    return write_and_report(path, flatbuffer, overwrite, model, checks, quantization=quantization,
+                            embedding_mode=embedding_mode, inputs=serving_inputs.names,
+                            file_facts=flatbuffer_facts)
 
 
 def check_quantization(quantization, representative_dataset):
@@ -294,6 +267,18 @@ def interpreter_runner(flatbuffer, num_threads=None):
 
     interpreter = Interpreter(model_content=flatbuffer, num_threads=num_threads)
     return interpreter.get_signature_runner(SIGNATURE)
+
+
+def flatbuffer_facts(flatbuffer, embedding):
+    """The report's fields a `.tflite` file alone tells."""
+    runner = interpreter_runner(flatbuffer)
+    return dict(
+        embedding_bytes=embedding_constant_bytes(flatbuffer, embedding),
+        ops=op_names(flatbuffer),
+        quantized_ops=quantized_op_count(flatbuffer),
+        constant_bytes=constant_bytes(flatbuffer),
+        outputs=tuple(sorted(runner.get_output_details())),
+    )
 
 
 def verify_flatbuffer(model, serving_inputs, flatbuffer, samples, quantization, path):

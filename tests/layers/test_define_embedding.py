@@ -236,6 +236,8 @@ def test_config_round_trips_exactly_with_a_compressed_map():
     assert isinstance(clone.map_layer, SubEmbedding)
 
 
+@pytest.mark.tensorflow_only(reason="both directions in one round trip (saved here, loaded and "
+                              "saved again on JAX, reloaded here): the JAX run would repeat it")
 def test_keras_file_moves_between_backends(tmp_path):
     layer = make_layer(map_layer=make_sub_map())
     layer.freeze()

@@ -407,6 +407,8 @@ def test_explicit_codes_config_round_trip():
     assert clone.assignment == "explicit"
 
 
+@pytest.mark.tensorflow_only(reason="both directions in one round trip (saved here, loaded and "
+                              "saved again on JAX, reloaded here): the JAX run would repeat it")
 @pytest.mark.parametrize("variant", ["random_reserved", "random_row_scales"])
 def test_keras_file_moves_between_backends(variant, tmp_path):
     model, _ = masked_lm_model(make_layer(variant))
