@@ -162,19 +162,15 @@ def round_kernel(kernel, rounding, axes=(0,)):
         )
     x = ops.reshape(ops.transpose(kernel, order), (rows // block, block, -1))
     largest = ops.max(ops.abs(x), axis=1, keepdims=True)
-    ratios = CLIP_RATIOS if rounding.clipping == "mse" else (1.0,)
-    best, best_error = None, None
-    for ratio in ratios:
-        rounded = _rounded(x, largest * ratio, rounding)
-        if best is None:
-            best = rounded
-            if len(ratios) > 1:
-                best_error = ops.sum(ops.square(rounded - x), axis=1, keepdims=True)
-            continue
-        error = ops.sum(ops.square(rounded - x), axis=1, keepdims=True)
-        better = error < best_error
-        best = ops.where(better, rounded, best)
-        best_error = ops.where(better, error, best_error)
+    best = _rounded(x, largest, rounding)  # min-max: CLIP_RATIOS[0] is 1.0
+    if rounding.clipping == "mse":
+        best_error = ops.sum(ops.square(best - x), axis=1, keepdims=True)
+        for ratio in CLIP_RATIOS[1:]:
+            rounded = _rounded(x, largest * ratio, rounding)
+            error = ops.sum(ops.square(rounded - x), axis=1, keepdims=True)
+            better = error < best_error  # ties keep the larger clip
+            best = ops.where(better, rounded, best)
+            best_error = ops.where(better, error, best_error)
     x = ops.reshape(best, [shape[axis] for axis in order])
     return ops.transpose(x, [order.index(axis) for axis in range(len(shape))])
 
