@@ -85,7 +85,7 @@ def load_model(args):
 
 
 def cosines(a, b):
-    from keras_subembed.export.tflite import row_cosines
+    from keras_subembed.export.output_parity import row_cosines
 
     return row_cosines(a, b)
 

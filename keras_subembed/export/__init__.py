@@ -1,31 +1,37 @@
-"""Export compressed models to SavedModel and small, verified, builtins-only .tflite files."""
+"""Export compressed models as small, verified files: `export(model, filepath, format=...)`."""
 
 from keras_subembed.export.errors import ExportVerificationError
 from keras_subembed.export.errors import UnsupportedBackendError
 from keras_subembed.export.errors import UnsupportedOpError
+from keras_subembed.export.export_format import ExportFormat
 from keras_subembed.export.export_report import ExportReport
 from keras_subembed.export.mediapipe import export_mediapipe
 from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
 from keras_subembed.export.model_parts import EMBEDDING_MODES
-from keras_subembed.export.onnx import export_onnx
 from keras_subembed.export.model_parts import find_token_embedding
+from keras_subembed.export.onnx import export_onnx
+from keras_subembed.export.output_parity import TOLERANCES
+from keras_subembed.export.pipeline import export
+from keras_subembed.export.pipeline import register_format
 from keras_subembed.export.saved_model import export_saved_model
 from keras_subembed.export.tflite import QUANTIZATIONS
-from keras_subembed.export.tflite import TOLERANCES
 from keras_subembed.export.tflite import export_tflite
 
 __all__ = [
     "EMBEDDING_MODES",
     "QUANTIZATIONS",
     "TOLERANCES",
+    "ExportFormat",
     "ExportReport",
     "ExportVerificationError",
     "UnsupportedBackendError",
     "UnsupportedOpError",
+    "export",
     "export_mediapipe",
     "export_onnx",
     "export_saved_model",
     "export_tflite",
     "find_token_embedding",
     "mediapipe_token_ids",
+    "register_format",
 ]

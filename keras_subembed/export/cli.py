@@ -91,6 +91,9 @@ def main(argv=None):
         vocabulary = vocabulary_of(model) if args.tflite else None
         vocabulary_path = pathlib.Path(args.tflite).with_suffix(".vocab.txt") if vocabulary else None
         check_outputs(args, vocabulary_path)
+        # The .tflite file written first records the new vocabulary: the old one
+        # is ours if it is still the file checked above.
+        old_vocabulary = files.read_vocabulary(vocabulary_path) if vocabulary_path else None
         if args.tflite:
             quantization = None if args.quantization == "none" else args.quantization
             representative = calibration_data(model) if quantization == "int8" else None
@@ -106,10 +109,12 @@ def main(argv=None):
             print(f"wrote SavedModel {path}")
         if vocabulary_path:
             files.write_file(vocabulary_path, files.vocabulary_text(vocabulary).encode("utf-8"),
-                             args.overwrite)
+                             args.overwrite,
+                             lambda path: files.read_vocabulary(path) == old_vocabulary)
             print(f"vocabulary     {vocabulary_path}")
         if args.json:
-            files.write_file(args.json, report.to_json(indent=2).encode("utf-8"), args.overwrite)
+            files.write_file(args.json, report.to_json(indent=2).encode("utf-8"), args.overwrite,
+                             files.is_json_report)
     except (ValueError, TypeError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -1,20 +1,13 @@
 """What an export (`.tflite`, `.onnx`, MediaPipe) measured about the file it wrote.
 
-`export_target` checks where an export may write; `measure_file` (or
-`measure_samples`) runs the verification and timing of a file not yet
-written; `write_and_report` writes it and builds its `ExportReport`. The
-three exporters share them, so the report's fields mean the same in each.
+Every format builds its `ExportReport` in `ExportFormat.report`, so the
+report's fields mean the same in each.
 """
 
 import dataclasses
 import json
 
-from keras_subembed.export import files
 from keras_subembed.export.flatbuffer import WRITTEN_BY
-from keras_subembed.export.model_parts import dense_table_bytes
-from keras_subembed.export.model_parts import find_token_embedding
-from keras_subembed.export.model_parts import model_path
-from keras_subembed.export.signature import sequence_lengths_of
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,89 +87,3 @@ class ExportReport:
         ]
         width = max(len(name) for name, _ in rows)
         return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
-
-
-@dataclasses.dataclass(frozen=True)
-class FileChecks:
-    """What verification and timing measured of a file before it is written."""
-
-    max_abs_error: float
-    tolerance: float
-    verified_sequence_lengths: tuple = ()
-    cosine_to_float: float = None
-    latency_ms: float = None
-    latency_sequence_length: int = None
-
-
-def measure_file(tolerance, verify=None, time=None):
-    """The `FileChecks` of a file: unverified and untimed unless asked.
-
-    `tolerance` is the bound reported when the file is not verified.
-    `verify()`, when given, returns `(max abs error, tolerance, cosine,
-    verified sequence lengths)` or raises `ExportVerificationError`;
-    `time()`, when given, returns `(median ms, sequence length)`.
-    """
-    max_error, lengths, cosine = 0.0, (), None
-    if verify is not None:
-        max_error, tolerance, cosine, lengths = verify()
-    latency, latency_length = None, None
-    if time is not None:
-        latency, latency_length = time()
-    return FileChecks(max_abs_error=float(max_error), tolerance=float(tolerance),
-                      verified_sequence_lengths=tuple(lengths), cosine_to_float=cosine,
-                      latency_ms=latency, latency_sequence_length=latency_length)
-
-
-def measure_samples(tolerance, verify_file, time_file, latency_runs, model, serving_inputs, data,
-                    samples, quantization, path):
-    """`measure_file` for a file verified and timed on sample inputs.
-
-    `verify_file(model, serving_inputs, data, samples, quantization, path)`
-    returns `(max abs error, tolerance, cosine)` or raises (None: not
-    verified); `time_file(data, samples, serving_inputs, latency_runs)`
-    returns `(median ms, sequence length)` when `latency_runs` is positive.
-    """
-    verify = None
-    if verify_file is not None:
-        def verify():
-            return (*verify_file(model, serving_inputs, data, samples, quantization, path),
-                    sequence_lengths_of(samples, serving_inputs))
-    time = None
-    if latency_runs:
-        def time():
-            return time_file(data, samples, serving_inputs, latency_runs)
-    return measure_file(tolerance, verify, time)
-
-
-def export_target(model, path, overwrite, is_kind, kind):
-    """(the model's `.keras` file or None, the checked `path` to write).
-
-    `files.check_file_target` refuses a `path` that is another kind of file
-    than `kind` (or, without `overwrite`, any file), and the model's own file.
-    """
-    source = model_path(model)
-    return source, files.check_file_target(path, overwrite, is_kind, kind,
-                                           keep=[source] if source else ())
-
-
-def write_and_report(path, data, overwrite, model, checks, *, quantization, embedding_mode,
-                     inputs, file_facts):
-    """Write `data` to `path` (after `checks` passed) and return its `ExportReport`.
-
-    `file_facts(data, embedding)` gives the format's own fields:
-    `embedding_bytes`, `ops`, `outputs` and, where the format counts them,
-    `quantized_ops` and `constant_bytes`.
-    """
-    files.write_file(path, data, overwrite)
-    embedding = find_token_embedding(model)
-    facts = file_facts(data, embedding)
-    return ExportReport(
-        path=str(path),
-        quantization=quantization or "float32",
-        embedding_mode=embedding_mode,
-        file_bytes=len(data),
-        dense_embedding_bytes=dense_table_bytes(embedding),
-        inputs=tuple(inputs),
-        **dataclasses.asdict(checks),
-        **facts,
-    )

@@ -20,6 +20,7 @@ import re
 import secrets
 import shutil
 
+from keras_subembed.checks import check_bool
 from keras_subembed.export.flatbuffer import WRITTEN_BY
 from keras_subembed.export.flatbuffer import read_metadata
 
@@ -111,6 +112,7 @@ def check_file_target(path, overwrite, is_ours, what, keep=(), flag=OVERWRITE):
         keep: paths that must never be written (the input model).
         flag: how messages name the overwrite switch.
     """
+    overwrite = check_bool("overwrite", overwrite)
     path = as_path(path)
     check_parent_folder(path)
     check_not_kept(path, keep)
@@ -131,6 +133,7 @@ def check_file_target(path, overwrite, is_ours, what, keep=(), flag=OVERWRITE):
 
 def check_folder_target(path, overwrite, keep=(), flag=OVERWRITE):
     """`path` as a `Path` once a SavedModel folder may be written there."""
+    overwrite = check_bool("overwrite", overwrite)
     path = as_path(path)
     check_parent_folder(path)
     check_not_kept(path, keep)
@@ -238,13 +241,17 @@ def remove(path):
         path.unlink(missing_ok=True)
 
 
-def write_file(path, data, overwrite):
+def write_file(path, data, overwrite, is_ours=None):
     """Write `data` to `path` atomically, with the permissions of a new file.
 
-    Without `overwrite` the final step links the staged file into place,
-    which fails if a file appeared at `path` during the export: that file is
-    kept and `FileExistsError` raised.
+    The target is checked again at the last step, as it may have changed
+    during the export: without `overwrite` the staged file is linked into
+    place, which fails if a file appeared at `path`; with it, an existing
+    file is replaced only if `is_ours(path)` (required then) still holds. A
+    file that appeared is kept and `FileExistsError` raised.
     """
+    if check_bool("overwrite", overwrite) and is_ours is None:
+        raise TypeError("`write_file(..., overwrite=True)` needs `is_ours` to re-check the target.")
     path = pathlib.Path(path)
     remove_stale_staging(path)
     staging = staging_name(path)
@@ -255,10 +262,16 @@ def write_file(path, data, overwrite):
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
-        if overwrite:
-            os.replace(staging, path)
-        else:
+        if not overwrite:
             link_into_place(staging, path)
+        elif (path.exists() or path.is_symlink()) and (
+                path.is_symlink() or not path.is_file() or not is_ours(path)):
+            raise FileExistsError(
+                f"{str(path)!r} was replaced while exporting by a file an export did not "
+                "write; it was kept and nothing was written."
+            )
+        else:
+            os.replace(staging, path)
     finally:
         staging.unlink(missing_ok=True)
     return path

@@ -171,14 +171,16 @@ def embedding_constant_bytes(flatbuffer, embedding_layer):
     """
     if embedding_layer is None:
         return 0
-    shapes = set()
-    for weight in embedding_layer.weights:
-        shape = tuple(int(d) for d in weight.shape)
-        if int(np.prod(shape)) > 1:
-            shapes.update({shape, tuple(reversed(shape))})
+    shapes = weight_shapes(embedding_layer)
     owned = re.compile(rf"(^|/){re.escape(embedding_layer.name)}(_\d+)?/")
     total = 0
     for name, shape, size in constant_tensors(flatbuffer):
         if owned.search(name) or ("/" not in name and shape in shapes):
             total += size
     return total
+
+
+def weight_shapes(layer):
+    """The shapes of `layer`'s weights of more than one value, in either orientation."""
+    shapes = {tuple(int(d) for d in weight.shape) for weight in layer.weights}
+    return {s for shape in shapes if np.prod(shape) > 1 for s in (shape, shape[::-1])}

@@ -8,31 +8,28 @@ import keras
 import keras_hub
 import numpy as np
 
+from keras_subembed.checks import check_choice
 from keras_subembed.export import files
-from keras_subembed.export import tensorflow_process
 from keras_subembed.export.errors import ExportVerificationError
 from keras_subembed.export.errors import UnsupportedOpError
-from keras_subembed.export.export_report import export_target
-from keras_subembed.export.export_report import measure_file
-from keras_subembed.export.export_report import write_and_report
+from keras_subembed.export.export_format import ExportFormat
 from keras_subembed.export.flatbuffer import embedding_constant_bytes
 from keras_subembed.export.flatbuffer import op_names
 from keras_subembed.export.flatbuffer import with_metadata
 from keras_subembed.export.mediapipe_metadata import import_mediapipe
 from keras_subembed.export.mediapipe_metadata import metadata_writer
 from keras_subembed.export.model_parts import export_metadata
-from keras_subembed.export.model_parts import load_model
 from keras_subembed.export.model_parts import max_sequence_length
 from keras_subembed.export.output_parity import OutputParity
 from keras_subembed.export.output_parity import median_ms
+from keras_subembed.export.pipeline import export
+from keras_subembed.export.pipeline import register_format
 from keras_subembed.export.signature import ServingInputs
-from keras_subembed.export.tflite import TOLERANCES
 from keras_subembed.export.tflite import convert
 
 # MediaPipe's BERT text path finds its three int32 inputs by these metadata
 # names and feeds them at the length the file fixes, batch 1.
 MEDIAPIPE_INPUTS = ("ids", "mask", "segment_ids")
-MEDIAPIPE_QUANTIZATIONS = (None, "dynamic", "float16")
 NORMALIZATION_CHECKS = ("warn", "raise")
 # The lowest mean cosine of MediaPipe's vectors to Keras' an export accepts.
 MIN_COSINE = {None: 0.999, "dynamic": 0.99, "float16": 0.999}
@@ -53,18 +50,83 @@ class MediaPipeInputs(ServingInputs):
                 "segment_ids": by_name["segment_ids"]}
 
 
-def export_mediapipe(
-    model,
-    path,
-    quantization=None,
-    sequence_length=None,
-    check_normalization="warn",
-    verify=True,
-    texts=None,
-    overwrite=False,
-    latency_runs=0,
-):
-    """Write a `.tflite` file that MediaPipe Tasks' `TextEmbedder` runs from raw strings.
+@register_format("mediapipe")
+class MediaPipeFormat(ExportFormat):
+    """A `.tflite` file with MediaPipe Tasks metadata (see `export_mediapipe`)."""
+
+    description = "a .tflite file"
+    quantizations = (None, "dynamic", "float16")
+
+    def __init__(self, quantization=None, sequence_length=None, check_normalization="warn",
+                 verify=True, texts=None, latency_runs=0):
+        super().__init__(quantization=quantization, verify=verify, latency_runs=latency_runs)
+        check_choice("check_normalization", check_normalization, NORMALIZATION_CHECKS)
+        if texts is not None and (isinstance(texts, str) or not texts
+                                  or not all(isinstance(t, str) and t.strip() for t in texts)):
+            raise ValueError(
+                "`texts` must be a non-empty list of non-blank strings. "
+                f"Received: texts={texts!r:.200}"
+            )
+        import_mediapipe()  # before any work: the metadata and the check need it
+        self.sequence_length, self.check_normalization = sequence_length, check_normalization
+        self.texts = None if texts is None else list(texts)
+
+    is_ours = staticmethod(files.is_tflite_file)
+
+    def stage(self, embedder):
+        self.model = embedder
+        self.tokenizer = check_embedder(embedder)
+        length = self.sequence_length
+        self.sequence_length = check_length(
+            embedder.preprocessor.sequence_length if length is None else length,
+            max_sequence_length(embedder))
+        check_tokenizer_normalization(self.tokenizer, self.check_normalization)
+        self.serving_inputs = MediaPipeInputs("dict", tuple(
+            (name, "int32", (1, self.sequence_length)) for name in MEDIAPIPE_INPUTS))
+        if self.texts is None:
+            self.texts = vocabulary_sentences(self.tokenizer.vocabulary)
+
+    def convert(self, scratch):
+        flatbuffer = convert(self.model, self.serving_inputs, self.quantization, scratch=scratch)
+        ops = set(op_names(flatbuffer)) & set(VARIABLE_OPS)
+        if ops:
+            raise UnsupportedOpError(
+                f"The converted file reads resource variables ({sorted(ops)}); "
+                "MediaPipe cannot run it. The weights must be constants."
+            )
+        flatbuffer = with_metadata(flatbuffer, dict(
+            export_metadata(self.model), runtime="mediapipe", sequence_length=self.sequence_length))
+        # MediaPipe's metadata last: it appends the vocabulary as a zip past the
+        # flatbuffer, which rewriting the flatbuffer afterwards would cut off.
+        return with_mediapipe_metadata(flatbuffer, self.tokenizer.vocabulary, self.model.name)
+
+    def measure(self, data, path):
+        if not (self.verify or self.latency_runs):
+            return super().measure(data, path)
+        with mediapipe_embedder(data) as self.task:
+            return super().measure(data, path)
+
+    def verify_file(self, data, path):
+        """MediaPipe's vectors of `texts` against the embedder's own, tokenized by each."""
+        parity = OutputParity(f"MediaPipe's TextEmbedder (on {len(self.texts)} texts)")
+        parity.add({"embedding": np.stack([self.task.embed(text) for text in self.texts])},
+                   {"embedding": keras_vectors(self.model, self.texts, self.sequence_length)})
+        return (*parity.check(self.quantization, path, MIN_COSINE[self.quantization]),
+                (self.sequence_length,))
+
+    def time_file(self, data):
+        """(median ms, length) of MediaPipe's `embed` of the longest text, tokenization included."""
+        longest = max(self.texts, key=len)
+        return median_ms(lambda: self.task.embed(longest), self.latency_runs), self.sequence_length
+
+    def file_facts(self, data, embedding):
+        return dict(embedding_bytes=embedding_constant_bytes(data, embedding),
+                    ops=op_names(data), outputs=("embedding",))
+
+
+def export_mediapipe(model, path, **kwargs):
+    """`export(model, path, format="mediapipe", **kwargs)`: a file MediaPipe Tasks'
+    `TextEmbedder` runs from raw strings.
 
     The file takes MediaPipe's BERT inputs (`ids`, `mask`, `segment_ids`:
     int32, batch 1, `sequence_length` tokens), returns `embedding`, holds
@@ -97,9 +159,9 @@ def export_mediapipe(
             normalisation is one MediaPipe does not do (accent stripping).
         verify: load the file in `mediapipe.tasks.python.text.TextEmbedder`,
             embed `texts` and compare with the embedder's own vectors: a mean
-            cosine below `MIN_COSINE[quantization]` or an error beyond
-            `TOLERANCES[quantization]` raises `ExportVerificationError` and
-            writes nothing.
+            cosine below `MIN_COSINE[quantization]`, an error beyond
+            `TOLERANCES[quantization]` or a NaN raises
+            `ExportVerificationError` and writes nothing.
         texts: strings to verify on; defaults to sentences of the
             vocabulary's whole words.
         overwrite: replace an existing `.tflite` file this package wrote.
@@ -114,80 +176,7 @@ def export_mediapipe(
     >>> report = export_mediapipe(embedder, "minilm_mediapipe.tflite", quantization="dynamic")
     >>> print(report.file_bytes, report.cosine_to_float)
     """
-    if quantization not in MEDIAPIPE_QUANTIZATIONS:
-        raise ValueError(
-            f"`quantization` must be one of {MEDIAPIPE_QUANTIZATIONS} for a MediaPipe file. "
-            f"Received: quantization={quantization!r}"
-        )
-    if check_normalization not in NORMALIZATION_CHECKS:
-        raise ValueError(
-            f"`check_normalization` must be one of {NORMALIZATION_CHECKS}. "
-            f"Received: check_normalization={check_normalization!r}"
-        )
-    if texts is not None and (isinstance(texts, str) or not texts
-                              or not all(isinstance(t, str) and t.strip() for t in texts)):
-        raise ValueError(
-            "`texts` must be a non-empty list of non-blank strings. "
-            f"Received: texts={texts!r:.200}"
-        )
-    if isinstance(latency_runs, bool) or not isinstance(latency_runs, (int, np.integer)) or (
-            latency_runs < 0):
-        raise ValueError(f"`latency_runs` must be an int >= 0. Received: latency_runs={latency_runs!r}")
-    import_mediapipe()  # before any work: the metadata and the check need it
-    source, path = export_target(model, path, overwrite, files.is_tflite_file, "a .tflite file")
-    if not tensorflow_process.is_tensorflow_backend():
-        return tensorflow_process.run_export_saving(
-            "export_mediapipe", model, source, path=str(path), quantization=quantization,
-            sequence_length=sequence_length, check_normalization=check_normalization,
-            verify=verify, texts=None if texts is None else list(texts), overwrite=overwrite,
-            latency_runs=latency_runs)
-    embedder = load_model(model)
-    tokenizer = check_embedder(embedder)
-    sequence_length = check_length(sequence_length, embedder)
-    check_tokenizer_normalization(tokenizer, check_normalization)
-    serving_inputs = MediaPipeInputs("dict", tuple(
-        (name, "int32", (1, sequence_length)) for name in MEDIAPIPE_INPUTS))
-    flatbuffer = convert(embedder, serving_inputs, quantization, scratch=files.staging_name(path))
-    ops = op_names(flatbuffer)
-    if set(ops) & set(VARIABLE_OPS):
-        raise UnsupportedOpError(
-            f"The converted file reads resource variables ({sorted(set(ops) & set(VARIABLE_OPS))}); "
-            "MediaPipe cannot run it. The weights must be constants."
-        )
-    flatbuffer = with_metadata(flatbuffer, dict(
-        export_metadata(embedder), runtime="mediapipe", sequence_length=sequence_length))
-    # MediaPipe's metadata last: it appends the vocabulary as a zip past the
-    # flatbuffer, which rewriting the flatbuffer afterwards would cut off.
-    flatbuffer = with_mediapipe_metadata(flatbuffer, tokenizer.vocabulary, embedder.name)
-    texts = list(texts) if texts is not None else vocabulary_sentences(tokenizer.vocabulary)
-    checks = measure_file(TOLERANCES[quantization])
-    if verify or latency_runs:
-        with mediapipe_embedder(flatbuffer) as task:
-            checks = measure_file(
-                TOLERANCES[quantization],
-                verify=(lambda: verify_file(embedder, task, texts, sequence_length, quantization,
-                                            path)) if verify else None,
-                time=(lambda: time_file(task, texts, sequence_length, latency_runs))
-                if latency_runs else None)
-    return write_and_report(
-        path, flatbuffer, overwrite, embedder, checks, quantization=quantization,
-        embedding_mode="compressed", inputs=MEDIAPIPE_INPUTS,
-        file_facts=lambda data, embedding: dict(
-            embedding_bytes=embedding_constant_bytes(data, embedding), ops=ops,
-            outputs=("embedding",)))
-
-
-def verify_file(embedder, task, texts, sequence_length, quantization, path):
-    """`verify_vectors` as `measure_file` takes it: (error, tolerance, cosine, lengths)."""
-    max_error, cosine, tolerance = verify_vectors(
-        embedder, task, texts, sequence_length, quantization, path)
-    return max_error, tolerance, cosine, (sequence_length,)
-
-
-def time_file(task, texts, sequence_length, runs):
-    """(median ms, length) of MediaPipe's `embed` of the longest text, tokenization included."""
-    longest = max(texts, key=len)
-    return median_ms(lambda: task.embed(longest), runs), sequence_length
+    return export(model, path, format="mediapipe", **kwargs)
 
 
 def check_embedder(embedder):
@@ -213,15 +202,14 @@ def check_embedder(embedder):
     return tokenizer
 
 
-def check_length(sequence_length, embedder):
-    if sequence_length is None:
-        sequence_length = embedder.preprocessor.sequence_length
-    limit = max_sequence_length(embedder)
+def check_length(sequence_length, limit=None):
+    """`sequence_length` as an int from 3 ([CLS], one token, [SEP]) to `limit`."""
     if isinstance(sequence_length, bool) or not isinstance(sequence_length, (int, np.integer)) or (
             sequence_length < 3 or (limit is not None and sequence_length > limit)):
         raise ValueError(
-            "`sequence_length` must be an int from 3 ([CLS], one token, [SEP]) to the "
-            f"model's limit {limit}. Received: sequence_length={sequence_length!r}"
+            "`sequence_length` must be an int from 3 ([CLS], one token, [SEP])"
+            f"{'' if limit is None else f' to the model limit {limit}'}. "
+            f"Received: sequence_length={sequence_length!r}"
         )
     return int(sequence_length)
 
@@ -332,15 +320,6 @@ class mediapipe_embedder:
     def embed(self, text):
         result = self.task.embed(text)
         return np.asarray(result.embeddings[0].embedding, "float32")
-
-
-def verify_vectors(embedder, task, texts, sequence_length, quantization, path):
-    """(max abs error, mean cosine, tolerance) of MediaPipe's vectors to Keras', or raise."""
-    parity = OutputParity(f"MediaPipe's TextEmbedder (on {len(texts)} texts)")
-    parity.add({"embedding": np.stack([task.embed(text) for text in texts])},
-               {"embedding": keras_vectors(embedder, texts, sequence_length)})
-    error, tolerance, cosine = parity.check(quantization, path, MIN_COSINE[quantization])
-    return error, cosine, tolerance
 
 
 def keras_vectors(embedder, texts, sequence_length):

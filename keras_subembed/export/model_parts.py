@@ -52,12 +52,29 @@ def load_model(model):
         raise ValueError(f"Could not read a Keras model from {str(path)!r}: {error}") from error
 
 
+def check_float_kernels(model):
+    """`model`, unless a `fake_quantized` block rounds its kernels now: a file
+    converted from it would hold rounded kernels under another label."""
+    rounded = [layer.name for layer in walk_layers(model)
+               if getattr(layer, "_fake_quant", None) is not None]
+    if rounded:
+        raise ValueError(
+            f"`model` is inside a `fake_quantized` block: its layers {rounded[:3]} compute "
+            "with rounded kernels, which a float or dynamic-range file would hold under "
+            "its own label. Export after the block; a recipe (e.g. "
+            "quantization='int4_dynamic') stores the rounded kernels as the block computes."
+        )
+    return model
+
+
 def check_embedding_mode(embedding_mode):
+    """`embedding_mode`, once it is one of `EMBEDDING_MODES`."""
     if embedding_mode not in EMBEDDING_MODES:
         raise ValueError(
             f"`embedding_mode` must be one of {EMBEDDING_MODES}. "
             f"Received: embedding_mode={embedding_mode!r}"
         )
+    return embedding_mode
 
 
 def freeze_speeds_up(layer):

@@ -4,48 +4,59 @@ import json
 import pathlib
 
 import keras
-import numpy as np
 
-from keras_subembed.export import files
-from keras_subembed.export import tensorflow_process
-from keras_subembed.export.export_report import export_target
-from keras_subembed.export.export_report import measure_samples
-from keras_subembed.export.export_report import write_and_report
+from keras_subembed.export.export_format import ExportFormat
 from keras_subembed.export.flatbuffer import METADATA_NAME
 from keras_subembed.export.flatbuffer import WRITTEN_BY
+from keras_subembed.export.flatbuffer import weight_shapes
 from keras_subembed.export.model_parts import export_metadata
-from keras_subembed.export.model_parts import load_model
-from keras_subembed.export.output_parity import OutputParity
-from keras_subembed.export.output_parity import median_ms
-from keras_subembed.export.signature import ServingInputs
-from keras_subembed.export.signature import check_sample_inputs
-from keras_subembed.export.signature import make_sample_inputs
-from keras_subembed.export.signature import sequence_length_of
+from keras_subembed.export.pipeline import export
+from keras_subembed.export.pipeline import register_format
 from keras_subembed.export.signature import serving_function
-from keras_subembed.export.tflite import TOLERANCES
-from keras_subembed.export.tflite import check_latency_runs
-from keras_subembed.export.tflite import check_sequence_lengths
 from keras_subembed.export.tflite import scratch_folder
 
-# None: float32 as Keras exports it; "dynamic": ONNX Runtime's dynamic
-# quantization (int8 weights, activations quantized per call), the int8 file
-# browsers and ORT Mobile run.
-ONNX_QUANTIZATIONS = (None, "dynamic")
 ONNX_HELP = ('ONNX export needs `tf2onnx`, `onnx` and `onnxruntime` '
              '(python -m pip install tf2onnx onnx onnxruntime; or this package\'s "test" extra).')
 
 
-def export_onnx(
-    model,
-    path,
-    quantization=None,
-    verify=True,
-    overwrite=False,
-    sample_inputs=None,
-    sequence_lengths=(16, 128),
-    latency_runs=0,
-):
-    """Write `model` (or a `.keras` path) as a verified `.onnx` file for ONNX Runtime.
+@register_format("onnx")
+class ONNXFormat(ExportFormat):
+    """An `.onnx` file for ONNX Runtime (see `export_onnx`)."""
+
+    description = "an .onnx file"
+    # None: float32 as Keras exports it; "dynamic": ONNX Runtime's dynamic
+    # quantization (int8 weights, activations quantized per call), the int8
+    # file browsers and ORT Mobile run.
+    quantizations = (None, "dynamic")
+
+    def __init__(self, quantization=None, **kwargs):
+        super().__init__(quantization=quantization, **kwargs)
+        import_onnx_tools()
+
+    def is_ours(self, path):
+        return is_onnx_file(path)
+
+    def convert(self, scratch):
+        with scratch_folder(scratch) as folder:
+            data = convert(self.model, self.serving_inputs, self.quantization,
+                           pathlib.Path(folder))
+        return with_onnx_metadata(data, export_metadata(self.model))
+
+    def run(self, data, num_threads=None):
+        session = inference_session(data, num_threads)
+        names = [output.name for output in session.get_outputs()]
+        return lambda sample: dict(zip(names, session.run(names, sample)))
+
+    def file_facts(self, data, embedding):
+        return dict(
+            embedding_bytes=embedding_initializer_bytes(data, embedding),
+            ops=op_types(data),
+            outputs=tuple(sorted(output.name for output in inference_session(data).get_outputs())),
+        )
+
+
+def export_onnx(model, path, **kwargs):
+    """`export(model, path, format="onnx", **kwargs)`: a verified `.onnx` file for ONNX Runtime.
 
     The file is made by Keras' own exporter (`model.export(format="onnx")`,
     tf2onnx on TensorFlow) with the same signature as `export_tflite`'s:
@@ -61,15 +72,9 @@ def export_onnx(
         path: the `.onnx` file to write (atomically, after verification).
         quantization: `None` (float32) or `"dynamic"` (ONNX Runtime's
             dynamic quantization: int8 weights).
-        verify: run the file with ONNX Runtime on sample inputs and compare
-            every output with Keras; beyond `TOLERANCES[quantization]` (times
-            the largest |output|, at least 1) it raises
-            `ExportVerificationError` and writes nothing.
         overwrite: replace an existing `.onnx` file this package wrote.
-        sample_inputs, sequence_lengths: the inputs to verify on, as for
-            `export_tflite`.
-        latency_runs: when positive, the median time of this many runs of
-            one sequence (batch 1, 1 thread, ONNX Runtime).
+        verify, sample_inputs, sequence_lengths, latency_runs: as for
+            `export_tflite`; the file runs in ONNX Runtime (timing: 1 thread).
 
     Returns:
         An `ExportReport` (`ops` are the graph's ONNX op types).
@@ -77,34 +82,7 @@ def export_onnx(
     Example:
     >>> report = export_onnx(embedder, "minilm.int8.onnx", quantization="dynamic")
     """
-    if quantization not in ONNX_QUANTIZATIONS:
-        raise ValueError(
-            f"`quantization` must be one of {ONNX_QUANTIZATIONS} for an ONNX file. "
-            f"Received: quantization={quantization!r}"
-        )
-    check_sequence_lengths(sequence_lengths)
-    check_latency_runs(latency_runs)
-    import_onnx_tools()
-    source, path = export_target(model, path, overwrite, is_onnx_file, "an .onnx file")
-    if not tensorflow_process.is_tensorflow_backend():
-        return tensorflow_process.run_export_saving(
-            "export_onnx", model, source, path=str(path), quantization=quantization,
-            verify=verify, overwrite=overwrite, sample_inputs=sample_inputs,
-            sequence_lengths=tuple(sequence_lengths), latency_runs=latency_runs)
-    model = load_model(model)
-    serving_inputs = ServingInputs.of(model, sample_inputs)
-    samples = None
-    if verify or latency_runs:
-        samples = (check_sample_inputs(sample_inputs, serving_inputs) if sample_inputs is not None
-                   else make_sample_inputs(model, serving_inputs, sequence_lengths))
-    with scratch_folder(files.staging_name(path)) as scratch:
-        data = convert(model, serving_inputs, quantization, pathlib.Path(scratch))
-    data = with_onnx_metadata(data, export_metadata(model))
-    checks = measure_samples(TOLERANCES[quantization], verify_onnx if verify else None, median_latency_ms,
-                             latency_runs, model, serving_inputs, data, samples, quantization, path)
-    return write_and_report(path, data, overwrite, model, checks, quantization=quantization,
-                            embedding_mode="compressed", inputs=serving_inputs.names,
-                            file_facts=onnx_facts)
+    return export(model, path, format="onnx", **kwargs)
 
 
 def import_onnx_tools():
@@ -223,27 +201,6 @@ def inference_session(data, num_threads=None):
     return onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
 
 
-def verify_onnx(model, serving_inputs, data, samples, quantization, path):
-    """(max abs error, tolerance, lowest mean cosine) of every output, or raise."""
-    keras_function = serving_function(model, serving_inputs)
-    session = inference_session(data)
-    names = [output.name for output in session.get_outputs()]
-    parity = OutputParity("The .onnx file")
-    for sample in samples:
-        want = keras_function({n: keras.ops.convert_to_tensor(v) for n, v in sample.items()})
-        parity.add(dict(zip(names, session.run(names, sample))),
-                   {name: keras.ops.convert_to_numpy(value) for name, value in want.items()})
-    return parity.check(quantization, path)
-
-
-def median_latency_ms(data, samples, serving_inputs, runs):
-    """(median ms, length) of the longest sample's first sequence, 1 thread."""
-    longest = max(samples, key=lambda s: sequence_length_of(s, serving_inputs) or 0)
-    sample = {name: value[:1] for name, value in longest.items()}
-    session = inference_session(data, num_threads=1)
-    return median_ms(lambda: session.run(None, sample), runs), sequence_length_of(sample, serving_inputs)
-
-
 def op_types(data):
     import onnx
 
@@ -256,23 +213,9 @@ def embedding_initializer_bytes(data, embedding):
 
     if embedding is None:
         return 0
-    shapes = set()
-    for weight in embedding.weights:
-        shape = tuple(int(d) for d in weight.shape)
-        if int(np.prod(shape)) > 1:
-            shapes.update({shape, tuple(reversed(shape))})
+    shapes = weight_shapes(embedding)
     total = 0
     for initializer in onnx.load_from_string(data).graph.initializer:
         if tuple(initializer.dims) in shapes:
             total += onnx.numpy_helper.to_array(initializer).nbytes
     return total
-
-
-def onnx_facts(data, embedding):
-    """The report's fields an `.onnx` file alone tells."""
-    session = inference_session(data)
-    return dict(
-        embedding_bytes=embedding_initializer_bytes(data, embedding),
-        ops=op_types(data),
-        outputs=tuple(sorted(output.name for output in session.get_outputs())),
-    )

@@ -3,11 +3,9 @@
 import keras
 
 from keras_subembed.export import files
-from keras_subembed.export import tensorflow_process
-from keras_subembed.export.model_parts import check_embedding_mode
-from keras_subembed.export.model_parts import load_model
-from keras_subembed.export.model_parts import model_path
-from keras_subembed.export.model_parts import with_embedding_mode
+from keras_subembed.export.export_format import ExportFormat
+from keras_subembed.export.pipeline import export
+from keras_subembed.export.pipeline import register_format
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.export.signature import serving_function
 
@@ -23,32 +21,45 @@ def write_saved_model(model, directory, serving_inputs):
     archive.write_out(str(directory), verbose=False)
 
 
-def export_saved_model(model, path, embedding_mode="compressed", overwrite=False,
-                       sample_inputs=None):
-    """Write `model` (or a `.keras` path) as a SavedModel with a serving signature.
+@register_format("saved_model")
+class SavedModelFormat(ExportFormat):
+    """A SavedModel folder with the signature `serving_default` (see `export_saved_model`)."""
+
+    description = "a SavedModel folder"
+    saves_live_model = False
+
+    def __init__(self, embedding_mode="compressed", sample_inputs=None):
+        super().__init__(verify=False, sample_inputs=sample_inputs, embedding_mode=embedding_mode)
+
+    def check_target(self, path, overwrite, keep):
+        return files.check_folder_target(path, overwrite, keep)
+
+    def convert(self, scratch):
+        return None  # written into its staging folder by `write`
+
+    def write(self, path, data, overwrite):
+        with files.staged_folder(path, overwrite) as staging:
+            write_saved_model(self.model, staging, self.serving_inputs)
+
+    def report(self, path, data, checks):
+        return path
+
+
+def export_saved_model(model, path, **kwargs):
+    """`export(model, path, format="saved_model", **kwargs)`: a SavedModel folder.
 
     The signature `serving_default` takes the model's inputs by name (the
     keys of a dict input, else the input tensors' names) with dynamic batch
     and sequence length, and returns the model's outputs by name (the keys
     of a dict output, else `"outputs"`). Subclassed models declare no
-    inputs: give `sample_inputs` (see `export_tflite`). The folder is staged
-    beside `path` and renamed into place, so a failed export leaves nothing
-    behind; `overwrite=True` replaces only an existing SavedModel. On a
-    backend other than TensorFlow, pass a `.keras` path: it is exported in a
-    TensorFlow subprocess. Returns the path.
+    inputs: give `sample_inputs` (see `export_tflite`). `embedding_mode` is
+    as for `export_tflite`. The folder is staged beside `path` and renamed
+    into place, so a failed export leaves nothing behind; `overwrite=True`
+    replaces only an existing SavedModel. On a backend other than
+    TensorFlow, pass a `.keras` path: it is exported in a TensorFlow
+    subprocess. Returns the path.
 
     Example:
     >>> export_saved_model(masked_lm, "mlm_saved_model")
     """
-    check_embedding_mode(embedding_mode)
-    source = model_path(model)
-    path = files.check_folder_target(path, overwrite, keep=[source] if source else ())
-    if not tensorflow_process.is_tensorflow_backend():
-        return tensorflow_process.run_export(
-            "export_saved_model", model, source, path=str(path),
-            embedding_mode=embedding_mode, overwrite=overwrite, sample_inputs=sample_inputs)
-    model = with_embedding_mode(load_model(model), embedding_mode)
-    serving_inputs = ServingInputs.of(model, sample_inputs)
-    with files.staged_folder(path, overwrite) as staging:
-        write_saved_model(model, staging, serving_inputs)
-    return path
+    return export(model, path, format="saved_model", **kwargs)

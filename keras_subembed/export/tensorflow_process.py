@@ -32,22 +32,31 @@ def tensorflow_environment():
     return environment
 
 
-def live_model_error(function_name):
+def live_model_error(format):
     from keras_subembed.export.errors import UnsupportedBackendError
 
     return UnsupportedBackendError(
-        f"`{function_name}` needs the TensorFlow backend to trace a live model; this "
-        f"process runs Keras on {keras.backend.backend()!r}. To ship it, save it and "
-        f"pass the file: `model.save('model.keras')`, then `{function_name}('model.keras', "
-        "...)` converts it in a TensorFlow subprocess (or run `python device/convert.py "
-        "model.keras --tflite model.tflite`)."
+        f"Exporting a live model to format={format!r} needs the TensorFlow backend to trace "
+        f"it; this process runs Keras on {keras.backend.backend()!r}. To ship it, save it and "
+        "pass the file: `model.save('model.keras')`, then `export('model.keras', path, "
+        f"format={format!r})` converts it in a TensorFlow subprocess (or run `python "
+        "device/convert.py model.keras --tflite model.tflite`)."
     )
 
 
-def run_export(function_name, model, source, **kwargs):
-    """`keras_subembed.export.<function_name>(source, **kwargs)` in a TensorFlow process."""
+def run_export(model, source, save_live_model, **kwargs):
+    """`keras_subembed.export.export(source, **kwargs)` in a TensorFlow process.
+
+    A live `model` (no `source` file) is first saved to a temporary `.keras`
+    file when `save_live_model`, else refused.
+    """
     if source is None:
-        raise live_model_error(function_name)
+        if not save_live_model:
+            raise live_model_error(kwargs["format"])
+        with tempfile.TemporaryDirectory() as tmp:
+            saved = pathlib.Path(tmp, "model.keras")
+            model.save(saved)
+            return run_export(str(saved), saved, False, **kwargs)
     kwargs = dict(kwargs, model=str(source))
     if kwargs.get("representative_dataset") is not None:
         kwargs["representative_dataset"] = [
@@ -59,7 +68,7 @@ def run_export(function_name, model, source, **kwargs):
             lambda x: np.asarray(keras.ops.convert_to_numpy(x)), kwargs["sample_inputs"])
     with tempfile.TemporaryDirectory() as tmp:
         request, response = pathlib.Path(tmp, "request.pkl"), pathlib.Path(tmp, "response.pkl")
-        request.write_bytes(pickle.dumps((function_name, kwargs)))
+        request.write_bytes(pickle.dumps(kwargs))
         result = subprocess.run(
             [sys.executable, "-m", __name__, str(request), str(response)],
             env=tensorflow_environment(), capture_output=True, text=True,
@@ -75,16 +84,6 @@ def run_export(function_name, model, source, **kwargs):
     return value
 
 
-def run_export_saving(function_name, model, source, **kwargs):
-    """`run_export`, a live model first saved to a temporary `.keras` file."""
-    if source is not None:
-        return run_export(function_name, model, source, **kwargs)
-    with tempfile.TemporaryDirectory() as tmp:
-        saved = pathlib.Path(tmp, "model.keras")
-        model.save(saved)
-        return run_export(function_name, str(saved), saved, **kwargs)
-
-
 def run_cli(argv):
     """Run the command line in a TensorFlow process; its exit code."""
     command = [sys.executable, "-m", "keras_subembed.export.cli", *argv]
@@ -95,12 +94,12 @@ def serve_request(request, response):
     """The child's side: run the export, pickle its result or its error."""
     from keras_subembed import export
 
-    function_name, kwargs = pickle.loads(pathlib.Path(request).read_bytes())
+    kwargs = pickle.loads(pathlib.Path(request).read_bytes())
     if isinstance(kwargs.get("representative_dataset"), list):
         samples = kwargs["representative_dataset"]
         kwargs["representative_dataset"] = lambda: iter(samples)
     try:
-        outcome = (True, getattr(export, function_name)(**kwargs))
+        outcome = (True, export.export(**kwargs))
     except Exception as error:
         outcome = (False, error)
     try:

@@ -272,3 +272,49 @@ def test_a_path_that_is_not_a_path_is_named(model, path):
         export_tflite(model, path)
     with pytest.raises(TypeError, match=message):
         export_saved_model(model, path)
+
+
+def test_a_users_file_put_at_the_target_during_an_overwriting_export_is_kept(model, tmp_path,
+                                                                          monkeypatch):
+    """Issue 32 item 10: with overwrite=True the target was checked only at the start."""
+    target = tmp_path / "m.tflite"
+    real_convert = tflite_module.convert
+
+    def convert_while_the_user_saves(*args, **kwargs):
+        target.write_text("the user's file")
+        return real_convert(*args, **kwargs)
+
+    monkeypatch.setattr(tflite_module, "convert", convert_while_the_user_saves)
+    with pytest.raises(FileExistsError, match="was replaced while exporting by a file an export "
+                       "did not write; it was kept"):
+        export_tflite(model, target, overwrite=True)
+    assert target.read_text() == "the user's file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.tflite"]
+
+
+def test_every_writer_rechecks_the_target_at_the_replace(tmp_path):
+    target = tmp_path / "report.json"
+    target.write_text("the user's notes")
+    with pytest.raises(FileExistsError, match="it was kept"):
+        files.write_file(target, b"{}", True, files.is_json_report)
+    assert target.read_text() == "the user's notes"
+    target.write_text('{"written_by": "keras_subembed.export"}')
+    files.write_file(target, b'{"written_by": "keras_subembed.export", "new": 1}', True,
+                     files.is_json_report)
+    assert json.loads(target.read_text())["new"] == 1
+
+
+@pytest.mark.parametrize("overwrite", ["False", 0, None])
+def test_overwrite_that_is_not_a_bool_is_refused_before_any_work(model, tmp_path, monkeypatch,
+                                                                  overwrite):
+    """Issue 32 item 12: the string "False" counted as true."""
+    monkeypatch.setattr(tflite_module, "convert", fail_if_converted)
+    message = re.escape(f"`overwrite` must be a bool. Received: overwrite={overwrite!r}")
+    for export_function in (export_tflite, export_saved_model):
+        with pytest.raises(ValueError, match=message):
+            export_function(model, tmp_path / "m", overwrite=overwrite)
+    for write in (lambda: files.check_file_target(tmp_path / "m", overwrite, bool, "a file"),
+                  lambda: files.write_file(tmp_path / "m", b"x", overwrite, bool)):
+        with pytest.raises(ValueError, match=message):
+            write()
+    assert not list(tmp_path.iterdir())

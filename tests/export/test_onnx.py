@@ -71,6 +71,7 @@ def test_overwrite_replaces_our_file_and_never_a_foreign_one(small, tmp_path):
     ({"quantization": "int4"}, "quantization"),
     ({"sequence_lengths": [0]}, "sequence_lengths"),
     ({"latency_runs": -1}, "latency_runs"),
+    ({"overwrite": "False"}, "`overwrite` must be a bool"),  # issue 32 item 12
 ])
 def test_bad_arguments_are_named(small, tmp_path, kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -1,0 +1,194 @@
+"""`ExportFormat`: what one file format adds to the pipeline that `export` runs."""
+
+import numbers
+
+import keras
+import numpy as np
+
+from keras_subembed.checks import check_bool
+from keras_subembed.export import files
+from keras_subembed.export.export_report import ExportReport
+from keras_subembed.export.model_parts import check_embedding_mode
+from keras_subembed.export.model_parts import dense_table_bytes
+from keras_subembed.export.model_parts import find_token_embedding
+from keras_subembed.export.model_parts import with_embedding_mode
+from keras_subembed.export.output_parity import TOLERANCES
+from keras_subembed.export.output_parity import OutputParity
+from keras_subembed.export.output_parity import median_ms
+from keras_subembed.export.signature import ServingInputs
+from keras_subembed.export.signature import check_sample_inputs
+from keras_subembed.export.signature import make_sample_inputs
+from keras_subembed.export.signature import sequence_length_of
+from keras_subembed.export.signature import sequence_lengths_of
+from keras_subembed.export.signature import serving_function
+
+
+class ExportFormat:
+    """One file format of `keras_subembed.export.export`: only what is its own.
+
+    `export` runs one pipeline for every format: the constructor checks the
+    format's arguments, `check_target` where it writes, `stage(model)`
+    prepares the model, `convert` returns the file's bytes, `measure`
+    verifies (`verify_file`) and times (`time_file`) them, `write` writes
+    them atomically and `report` returns the `ExportReport`. A subclass sets
+    `description` and `quantizations` and defines `is_ours` (the proof
+    `overwrite` needs), `convert`, `run` (which the verification and timing
+    here call) and `file_facts`; it overrides any other step it does its own
+    way. `register_format(name)` makes it `export(..., format=name)`.
+
+    Args:
+        quantization: one of the format's `quantizations`.
+        verify: run the file on sample inputs and compare every output with
+            Keras: an error beyond `TOLERANCES[quantization]` (times the
+            largest |output|, at least 1), or any NaN or infinity, raises
+            `ExportVerificationError` and writes nothing.
+        sample_inputs: the inputs to verify on: a list of samples, each a
+            dict `{input name: array}` (or the array for a single-input
+            model); made from the model's vocabulary when `None`.
+        sequence_lengths: lengths of the made-up samples (capped at the
+            model's `max_sequence_length`), each a positive int.
+        latency_runs: when positive, time this many runs of one sequence
+            (batch 1, 1 thread) and report the median.
+        embedding_mode: `"compressed"` keeps the compressed computation in the
+            file (small); `"frozen"` stores the embeddings whose class has
+            `freeze_speeds_up` (ALONE, DeFINE) as one lookup table (fast).
+
+    Example:
+    >>> @register_format("npz")
+    ... class NpzFormat(ExportFormat):
+    ...     description = "an .npz file"  # and is_ours, convert, run, file_facts
+    """
+
+    description = "a file"  # what refusals call the file: "a .tflite file"
+    quantizations = (None,)
+    # On another backend the export runs in a TensorFlow process on a `.keras`
+    # file; a live model is saved to a temporary one first, or else refused.
+    saves_live_model = True
+
+    def __init__(self, quantization=None, verify=True, sample_inputs=None,
+                 sequence_lengths=(16, 128), latency_runs=0, embedding_mode="compressed"):
+        if quantization not in self.quantizations:
+            raise ValueError(
+                f"`quantization` must be one of {self.quantizations}. "
+                f"Received: quantization={quantization!r}"
+            )
+        self.quantization = quantization
+        self.verify = check_bool("verify", verify)
+        self.sample_inputs = sample_inputs
+        self.sequence_lengths = check_sequence_lengths(sequence_lengths)
+        self.latency_runs = check_latency_runs(latency_runs)
+        self.embedding_mode = check_embedding_mode(embedding_mode)
+
+    def is_ours(self, path):
+        """Whether the file at `path` is one this format wrote (the only kind
+        `overwrite` replaces)."""
+        raise NotImplementedError
+
+    def check_target(self, path, overwrite, keep):
+        """`path` as a `Path` once it may receive the file, else a clear error."""
+        return files.check_file_target(path, overwrite, self.is_ours, self.description, keep)
+
+    def stage(self, model):
+        """Take the loaded `model`; make its verification samples before any conversion,
+        so a missing sample fails early."""
+        self.model = model = with_embedding_mode(model, self.embedding_mode)
+        self.serving_inputs = ServingInputs.of(model, self.sample_inputs)
+        self.samples = None
+        if self.verify or self.latency_runs:
+            self.samples = (
+                check_sample_inputs(self.sample_inputs, self.serving_inputs)
+                if self.sample_inputs is not None
+                else make_sample_inputs(model, self.serving_inputs, self.sequence_lengths))
+
+    def convert(self, scratch):
+        """The file's bytes; `scratch` is a free name beside the target for work files."""
+        raise NotImplementedError
+
+    def run(self, data, num_threads=None):
+        """A function running the file `data`: `{input name: array}` -> `{output name: array}`."""
+        raise NotImplementedError
+
+    def rounded_model(self):
+        """A copy of the model with its weights rounded as the file stores them, or None."""
+        return None
+
+    def measure(self, data, path):
+        """The report's fields of verification and timing: measured when asked."""
+        checks = dict(max_abs_error=0.0, tolerance=float(TOLERANCES[self.quantization]),
+                      verified_sequence_lengths=(), cosine_to_float=None)
+        if self.verify:
+            error, tolerance, cosine, lengths = self.verify_file(data, path)
+            checks.update(max_abs_error=float(error), tolerance=float(tolerance),
+                          cosine_to_float=cosine, verified_sequence_lengths=tuple(lengths))
+        if self.latency_runs:
+            checks["latency_ms"], checks["latency_sequence_length"] = self.time_file(data)
+        return checks
+
+    def verify_file(self, data, path):
+        """(max abs error, tolerance, lowest mean cosine, sequence lengths) of
+        every output over the samples, or `ExportVerificationError`."""
+        # Eager: a tf.function per export would be traced anew for every
+        # sample length and every model, and TensorFlow warns of retracing.
+        keras_function = serving_function(self.model, self.serving_inputs)
+        rounded = self.rounded_model()
+        rounded_function = None if rounded is None else serving_function(rounded, self.serving_inputs)
+        run = self.run(data)
+        parity = OutputParity(f"The {self.description.split(' ', 1)[1]}")
+        for sample in self.samples:
+            tensors = {name: keras.ops.convert_to_tensor(v) for name, v in sample.items()}
+            parity.add(run(sample), as_numpy(keras_function(tensors)),
+                       None if rounded is None else as_numpy(rounded_function(tensors)))
+        return (*parity.check(self.quantization, path),
+                sequence_lengths_of(self.samples, self.serving_inputs))
+
+    def time_file(self, data):
+        """(median ms, length) of the longest sample's first sequence, 1 thread."""
+        longest = max(self.samples,
+                      key=lambda sample: sequence_length_of(sample, self.serving_inputs) or 0)
+        sample = {name: value[:1] for name, value in longest.items()}
+        run = self.run(data, num_threads=1)
+        return (median_ms(lambda: run(sample), self.latency_runs),
+                sequence_length_of(sample, self.serving_inputs))
+
+    def write(self, path, data, overwrite):
+        files.write_file(path, data, overwrite, self.is_ours)
+
+    def file_facts(self, data, embedding):
+        """The report's fields the file alone tells: `embedding_bytes`, `ops`,
+        `outputs` and, where the format counts them, `quantized_ops` and
+        `constant_bytes`."""
+        raise NotImplementedError
+
+    def report(self, path, data, checks):
+        embedding = find_token_embedding(self.model)
+        return ExportReport(
+            path=str(path), quantization=self.quantization or "float32",
+            embedding_mode=self.embedding_mode, file_bytes=len(data),
+            dense_embedding_bytes=dense_table_bytes(embedding),
+            inputs=tuple(self.serving_inputs.names), **checks,
+            **self.file_facts(data, embedding))
+
+
+def as_numpy(outputs):
+    return {name: keras.ops.convert_to_numpy(value) for name, value in outputs.items()}
+
+
+def check_sequence_lengths(sequence_lengths):
+    lengths = list(sequence_lengths) if isinstance(sequence_lengths, (list, tuple)) else [0]
+    if not lengths or not all(is_int(n, minimum=1) for n in lengths):
+        raise ValueError(
+            "`sequence_lengths` must be a non-empty list of positive ints (a file needs "
+            f"at least one token per sequence). Received: sequence_lengths={sequence_lengths!r}"
+        )
+    return tuple(int(n) for n in lengths)
+
+
+def check_latency_runs(latency_runs):
+    if not is_int(latency_runs, minimum=0):
+        raise ValueError(f"`latency_runs` must be an int >= 0. Received: latency_runs={latency_runs!r}")
+    return int(latency_runs)
+
+
+def is_int(value, minimum):
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and (
+        value >= minimum)

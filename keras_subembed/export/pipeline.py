@@ -1,0 +1,78 @@
+"""`export(model, filepath, format=...)`: one pipeline for every file format.
+
+check -> stage -> convert -> verify -> write -> report. A format
+(`ExportFormat`) holds only what is its own and is registered by name.
+"""
+
+from keras_subembed.export import files
+from keras_subembed.export import tensorflow_process
+from keras_subembed.export.model_parts import check_float_kernels
+from keras_subembed.export.model_parts import load_model
+from keras_subembed.export.model_parts import model_path
+
+FORMATS = {}
+
+
+def register_format(name):
+    """A class decorator registering an `ExportFormat` as `export(..., format=name)`.
+
+    Example:
+    >>> @register_format("npz")
+    ... class NpzFormat(ExportFormat):
+    ...     ...
+    """
+    def register(cls):
+        if name in FORMATS:
+            raise ValueError(f"The export format {name!r} is registered already.")
+        FORMATS[name] = cls
+        return cls
+
+    return register
+
+
+def export(model, filepath, format="tflite", overwrite=False, **kwargs):
+    """Export `model` (or a `.keras` path) as a verified file for a runtime.
+
+    Every format runs the same steps: the arguments and the target are
+    checked before any work; the model is staged and converted; the file is
+    run on sample inputs and compared with Keras (any NaN or infinity, or an
+    error beyond the format's tolerance, raises `ExportVerificationError`
+    and writes nothing); it is written atomically beside its target and
+    moved into place; an `ExportReport` says what it holds. On a backend
+    other than TensorFlow the export runs in a TensorFlow subprocess on a
+    `.keras` file.
+
+    Args:
+        model: a `keras.Model` or a path to a `.keras` file.
+        filepath: the file (a folder for `"saved_model"`) to write.
+        format: `"tflite"` (LiteRT, builtin ops only), `"mediapipe"` (a
+            `.tflite` file that MediaPipe Tasks' `TextEmbedder` runs from raw
+            text), `"onnx"` (ONNX Runtime) or `"saved_model"`. Defaults to
+            `"tflite"`.
+        overwrite: bool, replace an existing file at `filepath` that an
+            export wrote (never another file). Defaults to `False`.
+        **kwargs: the format's own arguments: see `export_tflite`,
+            `export_mediapipe`, `export_onnx` and `export_saved_model`
+            (`quantization`, `verify`, `sample_inputs`, `latency_runs`, ...).
+
+    Returns:
+        An `ExportReport` (the SavedModel's path for `"saved_model"`).
+
+    Example:
+    >>> report = export(embedder, "minilm.tflite", format="tflite", quantization="dynamic")
+    >>> print(report)
+    """
+    if format not in FORMATS:
+        raise ValueError(f"`format` must be one of {sorted(FORMATS)}. Received: format={format!r}")
+    exporter = FORMATS[format](**kwargs)  # the format's own checks
+    source = model_path(model)
+    path = exporter.check_target(filepath, overwrite, keep=[source] if source else ())
+    if not tensorflow_process.is_tensorflow_backend():
+        return tensorflow_process.run_export(
+            model, source, exporter.saves_live_model, filepath=str(path), format=format,
+            overwrite=overwrite, **kwargs)
+    exporter.stage(check_float_kernels(load_model(model)))
+    data = exporter.convert(files.staging_name(path))
+    checks = exporter.measure(data, path)
+    exporter.write(path, data, overwrite)
+    return exporter.report(path, data, checks)

@@ -1,0 +1,86 @@
+"""`export(model, filepath, format=...)`: one pipeline; a new format is one class and its registration."""
+
+import io
+
+import keras
+import numpy as np
+import pytest
+
+from keras_subembed.export import ExportFormat
+from keras_subembed.export import ExportVerificationError
+from keras_subembed.export import export
+from keras_subembed.export import find_token_embedding
+from keras_subembed.export import register_format
+from keras_subembed.export import pipeline
+
+# The pipeline converts in TensorFlow; on JAX it hands a `.keras` file to a
+# TensorFlow process, where a format a test registers does not exist.
+pytestmark = pytest.mark.tensorflow_only(reason="the export pipeline runs on TensorFlow")
+
+
+@pytest.fixture
+def npz_format():
+    """A throw-away format: the token table as an `.npz` file, rows looked up by the app."""
+
+    @register_format("npz_table")
+    class NpzTableFormat(ExportFormat):
+        description = "an .npz file"
+
+        def is_ours(self, path):
+            return "written_by_test" in np.load(path)
+
+        def convert(self, scratch):
+            buffer = io.BytesIO()
+            table = keras.ops.convert_to_numpy(find_token_embedding(self.model).embeddings)
+            np.savez(buffer, table=table, written_by_test=True)
+            return buffer.getvalue()
+
+        def run(self, data, num_threads=None):
+            table = np.load(io.BytesIO(data))["table"]
+            return lambda sample: {"outputs": table[sample["token_ids"]]}
+
+        def file_facts(self, data, embedding):
+            return dict(embedding_bytes=len(data), ops=("GATHER",),
+                        outputs=("outputs",))
+
+    yield "npz_table"
+    del pipeline.FORMATS["npz_table"]
+
+
+@pytest.fixture
+def model():
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    return keras.Model(token_ids, keras.layers.Embedding(20, 4)(token_ids))
+
+
+def test_a_registered_format_runs_the_whole_pipeline(npz_format, model, tmp_path):
+    path = tmp_path / "table.npz"
+    report = export(model, path, format=npz_format, latency_runs=2)
+    np.testing.assert_array_equal(np.load(path)["table"], model.layers[1].embeddings.numpy())
+    assert report.file_bytes == path.stat().st_size and report.quantization == "float32"
+    assert report.max_abs_error == 0.0 and report.cosine_to_float == 1.0
+    assert report.verified_sequence_lengths == (16, 128) and report.latency_ms > 0
+    assert (report.inputs, report.outputs) == (("token_ids",), ("outputs",))
+    assert report.dense_embedding_bytes == 20 * 4 * 4
+    # What every format gets from the pipeline: checked arguments and targets.
+    with pytest.raises(FileExistsError, match="exists; pass overwrite=True"):
+        export(model, path, format=npz_format)
+    export(model, path, format=npz_format, overwrite=True)
+    foreign = tmp_path / "foreign.npz"
+    np.savez(foreign, table=np.zeros(3))
+    with pytest.raises(FileExistsError, match="is not an .npz file; overwrite=True only replaces"):
+        export(model, foreign, format=npz_format, overwrite=True)
+    with pytest.raises(ValueError, match=r"`quantization` must be one of \(None,\)"):
+        export(model, tmp_path / "q.npz", format=npz_format, quantization="dynamic")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'texts'"):
+        export(model, tmp_path / "t.npz", format=npz_format, texts=["a"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["foreign.npz", "table.npz"]
+
+
+def test_an_unknown_format_is_named_with_the_registered_ones(model, tmp_path):
+    with pytest.raises(ValueError, match=r"`format` must be one of \['mediapipe', 'onnx', "
+                       r"'saved_model', 'tflite'\]. Received: format='litert'"):
+        export(model, tmp_path / "m.tflite", format="litert")
+    with pytest.raises(ValueError, match="registered already"):
+        register_format("tflite")(ExportFormat)
+
