@@ -26,7 +26,8 @@ def kernel_ops(flatbuffer, model, recipe):
     layer that `recipe` rounds in `model`.
 
     Raises as `rounded_layers` does, and an `ExportVerificationError` naming
-    the layers when none of them is an op of the file.
+    the layers whose kernel no op of the file holds unchanged: the file would
+    keep them in float32 under the recipe's label.
     """
     layers = rounded_layers(model, recipe)
     name = getattr(recipe, "name", recipe)
@@ -37,7 +38,7 @@ def kernel_ops(flatbuffer, model, recipe):
         by_size.setdefault(kernel.size, []).append((kernel, layer, rounding))
     qtyping, _, _, utils = import_ai_edge_quantizer(name)
     tflite = utils.read_model(bytearray(flatbuffer))
-    found = []
+    found, matched = [], set()
     for subgraph in tflite.subgraphs:
         for op in subgraph.operators:
             if (tflite.operatorCodes[op.opcodeIndex].builtinCode
@@ -47,16 +48,21 @@ def kernel_ops(flatbuffer, model, recipe):
             if weight is None:
                 continue
             weight = np.sort(weight)
-            for kernel, layer, rounding in by_size.get(weight.size, ()):
-                if _same_up_to_scale(weight, kernel):
-                    found.append((utils.get_op_scope(op, subgraph.tensors), layer, rounding))
-                    break
-    if not found:
-        paths = ", ".join(layer._kernel.path for layer, _ in layers[:5])
+            # Equal kernels (two zero-initialised ones) are all this op's.
+            same = [(layer, rounding) for kernel, layer, rounding in by_size.get(weight.size, ())
+                    if _same_up_to_scale(weight, kernel)]
+            if same:
+                found.append((utils.get_op_scope(op, subgraph.tensors), *same[0]))
+                matched.update(id(layer) for layer, _ in same)
+    missing = [layer for layer, _ in layers if id(layer) not in matched]
+    if missing:
+        paths = ", ".join(layer._kernel.path for layer in missing[:5])
         raise ExportVerificationError(
-            f"quantization={name!r}: none of the model's {len(layers)} kernel(s) it "
-            f"rounds ({paths}{', ...' if len(layers) > 5 else ''}) matched a "
-            "FULLY_CONNECTED op of the converted file, so nothing would be quantized."
+            f"quantization={name!r}: {len(missing)} of the model's {len(layers)} kernel(s) it "
+            f"rounds ({paths}{', ...' if len(missing) > 5 else ''}) matched no "
+            "FULLY_CONNECTED op of the converted file (the converter may have merged a "
+            "kernel with the op after it, e.g. a BatchNormalization, or dropped an unused "
+            "layer), so they would stay float32 in a file labelled with the recipe."
         )
     return found
 

@@ -5,8 +5,10 @@ A compressed embedding's sub-tables and the position table are read by
 static (calibrated) activations. Dynamic-range conversion stores such
 tables as int8 and dequantizes what the op read; `int8_lookup_tables` does
 the same for the float tables of a file: each becomes int8 with one
-symmetric scale (`max|table| / 127`), and a `DEQUANTIZE` after its op gives
-the float rows the rest of the graph reads.
+symmetric scale per column (`max|column| / 127`), and a `DEQUANTIZE` after
+its op gives the float rows the rest of the graph reads. A table read along
+its last axis (a gather of columns, a slice of part of each row) stays
+float: its scales would not follow the rows read.
 """
 
 import copy
@@ -72,13 +74,13 @@ def int8_lookup_tables(flatbuffer, min_elements=TABLE_MIN_ELEMENTS):
 
 def _lookup_only_tables(model, graph, builtin, lookups, min_elements):
     """`{tensor index: its int8 quantization}` of the float32 constants of
-    `graph` read only as input 0 of lookup ops."""
+    `graph` read only as input 0 of lookup ops that keep their last axis."""
     schema = _schema()
     readers = {}
     for op in graph.operators:
         for position, index in enumerate(op.inputs):
             readers.setdefault(int(index), []).append(
-                builtin[op.opcodeIndex] in lookups and position == 0)
+                builtin[op.opcodeIndex] in lookups and position == 0 and op)
     tables = {}
     for index, reads in readers.items():
         if index < 0 or not all(reads):
@@ -87,7 +89,8 @@ def _lookup_only_tables(model, graph, builtin, lookups, min_elements):
         data = model.buffers[tensor.buffer].data
         if (tensor.type != schema.TensorType.FLOAT32 or data is None
                 or len(data) // 4 < min_elements or tensor.quantization is not None
-                and tensor.quantization.scale is not None):
+                and tensor.quantization.scale is not None
+                or not all(_keeps_last_axis(graph, op, tensor) for op in reads)):
             continue
         values = np.frombuffer(bytes(data), dtype="<f4").reshape(-1, tensor.shape[-1])
         largest = np.max(np.abs(values), axis=0)
@@ -99,6 +102,17 @@ def _lookup_only_tables(model, graph, builtin, lookups, min_elements):
     return tables
 
 
+def _keeps_last_axis(graph, op, table):
+    """Whether `op`'s output ends with the whole last axis of `table`, the axis
+    the scales run along (a gather along another axis, a slice of full rows)."""
+    options = op.builtinOptions
+    if hasattr(options, "axis") and options.axis % len(table.shape) == len(table.shape) - 1:
+        return False  # a GATHER along the last axis
+    output = graph.tensors[int(op.outputs[0])]
+    shape = output.shapeSignature if output.shapeSignature is not None else output.shape
+    return shape is not None and len(shape) > 0 and int(shape[-1]) == int(table.shape[-1])
+
+
 def _dequantized_output(schema, graph, op, quantization, dequantize):
     """Point `op` at a new int8 output; return the DEQUANTIZE op that
     writes its float output tensor."""
@@ -108,7 +122,8 @@ def _dequantized_output(schema, graph, op, quantization, dequantize):
     rows.shape, rows.shapeSignature = output.shape, output.shapeSignature
     rows.type = schema.TensorType.INT8
     rows.buffer = 0  # the empty buffer: a computed tensor
-    # The op keeps the table's last axis (the one the scales run along) last.
+    # The op keeps the table's last axis (the one the scales run along) last
+    # (`_keeps_last_axis`).
     rows.quantization = copy.copy(quantization)
     rows.quantization.quantizedDimension = len(output.shape) - 1
     graph.tensors.append(rows)

@@ -3,6 +3,7 @@
 import numpy as np
 
 from keras_subembed.export.mediapipe import MEDIAPIPE_INPUTS
+from keras_subembed.export.mediapipe import check_length
 from keras_subembed.export.mediapipe import mediapipe_embedder
 from keras_subembed.export.mediapipe import with_mediapipe_metadata
 
@@ -16,22 +17,30 @@ def mediapipe_token_ids(vocabulary, texts, sequence_length=128):
     ids back. Compare them with the model's own tokenizer to see what the
     phone's tokenizer does with case, accents and punctuation.
 
+    Args:
+        vocabulary: the WordPiece vocabulary, a list of tokens.
+        texts: a non-empty list of strings.
+        sequence_length: int >= 3, the length MediaPipe pads or truncates to
+            (`[CLS]` and `[SEP]` included). Defaults to 128.
+
     Returns:
         A list of int lists, one per text: `[CLS] ... [SEP]`, padding removed.
 
     Example:
     >>> mediapipe_token_ids(tokenizer.vocabulary, ["Café au lait."])
     """
+    if isinstance(texts, str) or not texts or not all(isinstance(t, str) for t in texts):
+        raise ValueError(f"`texts` must be a non-empty list of strings. Received: texts={texts!r:.200}")
+    sequence_length = check_length(sequence_length)
     import tensorflow as tf
 
-    if isinstance(texts, str) or not texts:
-        raise ValueError(f"`texts` must be a non-empty list of strings. Received: texts={texts!r:.200}")
     spec = tf.TensorSpec((1, sequence_length), tf.int32)
 
     @tf.function(input_signature=[spec] * len(MEDIAPIPE_INPUTS))
     def echo(ids, mask, segment_ids):
-        # Adds 0 * the other inputs so the converter keeps them as inputs.
-        kept = tf.cast(ids + 0 * mask + 0 * segment_ids, tf.float32)
+        # Id + 1 where the mask marks a token, 0 for padding (whatever [PAD]'s
+        # id); 0 * segment_ids keeps that input in the file.
+        kept = tf.cast((ids + 1) * mask + 0 * segment_ids, tf.float32)
         return {"embedding": kept}
 
     converter = tf.lite.TFLiteConverter.from_concrete_functions(
@@ -41,5 +50,5 @@ def mediapipe_token_ids(vocabulary, texts, sequence_length=128):
     with mediapipe_embedder(flatbuffer) as task:
         for text in texts:
             row = np.rint(task.embed(text)).astype("int64")
-            ids.append([int(i) for i in row[row != 0]])
+            ids.append([int(i) - 1 for i in row[row != 0]])
     return ids

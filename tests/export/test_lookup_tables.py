@@ -84,3 +84,31 @@ def test_a_file_without_tables_is_returned_unchanged(float_file):
     # Nothing left to quantize: the same bytes back.
     assert int8_lookup_tables(quantized) is quantized
     assert int8_lookup_tables(float_file, min_elements=10 ** 9) is float_file
+
+
+class LastAxisReads(keras.layers.Layer):
+    """A user's layer reading tables along their last axis: columns by id, part of each row."""
+
+    def build(self, input_shape):
+        self.columns = self.add_weight(shape=(WIDTH, 200), name="columns")
+        self.rows = self.add_weight(shape=(POSITIONS, WIDTH), name="rows")
+
+    def call(self, token_ids):
+        columns = keras.ops.take(self.columns, keras.ops.mod(token_ids, 200), axis=1)
+        half_rows = keras.ops.slice(self.rows, (0, 0), (keras.ops.shape(token_ids)[1], WIDTH // 2))
+        return {"columns": columns, "half_rows": half_rows}
+
+
+def test_tables_read_along_their_last_axis_stay_float_and_the_file_runs():
+    """Issue 32 item 13: per-column scales on such a table made LiteRT refuse the
+    file ("num_scales must be 1"); the table stays float instead."""
+    keras.utils.set_random_seed(0)
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    float_file = convert(keras.Model(token_ids, LastAxisReads(name="reads")(token_ids)))
+    quantized = int8_lookup_tables(float_file)
+    ids = np.random.default_rng(0).integers(0, VOCABULARY, (2, 40)).astype("int32")
+    want = interpreter_runner(float_file)(token_ids=ids)
+    got = interpreter_runner(quantized)(token_ids=ids)
+    for name in ("columns", "half_rows"):
+        np.testing.assert_array_equal(got[name], want[name])
+    assert "int8" not in constant_bytes(quantized)

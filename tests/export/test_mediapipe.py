@@ -1,5 +1,6 @@
 """A compressed BERT embedder ships as a MediaPipe Tasks file that embeds raw strings."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -87,6 +88,27 @@ def test_mediapipe_lowercases_and_splits_punctuation_but_keeps_accents():
 
 
 @tensorflow_only
+def test_a_real_token_with_id_0_is_kept_when_pad_is_another_id():
+    """Issue 32 item 9: every id 0 was taken for padding."""
+    from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
+
+    vocabulary = ["the"] + [token for token in VOCABULARY if token != "the"]
+    ids = mediapipe_token_ids(vocabulary, ["the city the"], sequence_length=8)
+    cls, sep, city = (vocabulary.index(token) for token in ("[CLS]", "[SEP]", "city"))
+    assert ids == [[cls, 0, city, 0, sep]]
+
+
+@pytest.mark.parametrize("length", [0, -5, 2, 2.5, True, "16"])
+def test_a_bad_probe_length_is_named_before_any_conversion(length):
+    """Issue 32 item 16: 0 gave a C++ trace, -5 a raw TensorFlow error."""
+    from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
+
+    with pytest.raises(ValueError, match=f"`sequence_length` must be an int.*"
+                       f"Received: sequence_length={re.escape(repr(length))}"):
+        mediapipe_token_ids(VOCABULARY, ["the city"], sequence_length=length)
+
+
+@tensorflow_only
 def test_accent_stripping_models_warn_or_are_refused_and_cased_models_are_refused(tmp_path):
     stripping = uncased_embedder(strip_accents=True)
     with pytest.raises(ValueError, match="strips accents"):
@@ -106,6 +128,7 @@ def test_accent_stripping_models_warn_or_are_refused_and_cased_models_are_refuse
     ({"sequence_length": 25}, "sequence_length"),
     ({"texts": "one text"}, "texts"),
     ({"latency_runs": -1}, "latency_runs"),
+    ({"overwrite": "False"}, "`overwrite` must be a bool"),  # issue 32 item 12
 ])
 def test_bad_arguments_are_named(small, tmp_path, kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -189,3 +189,44 @@ def test_the_command_line_names_a_missing_extra_in_one_line_before_any_work(tmp_
     assert status == 2 and "Traceback" not in err
     assert err.startswith("error: quantization='int4_dynamic' needs the `ai-edge-quantizer` "
                           "package") and len(err.strip().splitlines()) == 1
+
+
+def test_a_kernel_the_converter_merges_with_batch_normalization_fails_the_export(tmp_path):
+    """Issue 32 item 3: the converter folds a BatchNormalization into the Dense
+    kernel before it; that op matched no kernel by value and stayed float32
+    in an "int4" file. Now such a file fails, naming the kernel."""
+    keras.utils.set_random_seed(2)
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    padding_mask = keras.Input((None,), dtype="int32", name="padding_mask")
+    x = SubEmbedding(300, 64, num_tables=4, name="token_embedding")(token_ids)
+    x = keras.ops.mean(keras.layers.Dense(128, activation="relu")(x), axis=1)
+    norm = keras.layers.BatchNormalization(name="head_norm")
+    x = norm(keras.layers.Dense(32, name="head")(x))
+    norm.gamma.assign(np.linspace(0.5, 2.0, 32))
+    norm.moving_variance.assign(np.linspace(0.2, 3.0, 32))
+    model = keras.Model({"token_ids": token_ids, "padding_mask": padding_mask}, {"embedding": x})
+    path = tmp_path / "int4.tflite"
+    with pytest.raises(ExportVerificationError, match=r"quantization='int4_dynamic': 1 of the "
+                       r"model's 2 kernel\(s\) it rounds \(head/kernel\) matched no "
+                       r"FULLY_CONNECTED op .* BatchNormalization"):
+        export_tflite(model, path, quantization="int4_dynamic", sample_inputs=samples())
+    assert not path.exists()
+
+
+def test_a_model_inside_a_fake_quantized_block_is_refused(tmp_path, monkeypatch):
+    """Issue 32 item 4: a float file exported inside the block held the rounded
+    kernels under the label float32."""
+    from keras_subembed.export import export_saved_model
+    from keras_subembed.export import tflite as tflite_module
+
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    vectors = keras.layers.Dense(8, name="head")(keras.layers.Embedding(20, 8)(token_ids))
+    model = keras.Model(token_ids, vectors)
+    monkeypatch.setattr(tflite_module, "convert",
+                        lambda *args, **kwargs: pytest.fail("converted a rounded model"))
+    with fake_quantized(model, "int4_dynamic"):
+        for export_function in (export_tflite, export_saved_model):
+            with pytest.raises(ValueError, match=r"`model` is inside a `fake_quantized` block: "
+                               r"its layers \['head'\] compute with rounded kernels"):
+                export_function(model, tmp_path / "m")
+    assert not list(tmp_path.iterdir())
