@@ -7,7 +7,8 @@ name another's (`dense` appears as `dense_1`, `dense_1` as `dense_1_2`) and
 none at all for a model's last op (`StatefulPartitionedCall:0`). So each op
 is matched to a layer by its weight's values instead: the converter stores
 the kernel transposed or reshaped, perhaps scaled by a constant it folded in
-(attention's 1/sqrt(d)), never otherwise changed.
+(attention's 1/sqrt(d)) or by one per output channel (a following
+`BatchNormalization`), never otherwise changed.
 """
 
 import keras
@@ -26,19 +27,20 @@ def kernel_ops(flatbuffer, model, recipe):
     layer that `recipe` rounds in `model`.
 
     Raises as `rounded_layers` does, and an `ExportVerificationError` naming
-    the layers whose kernel no op of the file holds unchanged: the file would
-    keep them in float32 under the recipe's label.
+    the layers whose kernel no op holds (up to the scales above) while an op
+    of its size keeps a float32 weight: the file would hold it in float32
+    under the recipe's label.
     """
     layers = rounded_layers(model, recipe)
     name = getattr(recipe, "name", recipe)
     by_size = {}
     for layer, rounding in layers:
-        kernel = np.sort(np.asarray(keras.ops.convert_to_numpy(layer._kernel), "float32"),
-                         axis=None)
-        by_size.setdefault(kernel.size, []).append((kernel, layer, rounding))
+        kernel = np.asarray(keras.ops.convert_to_numpy(layer._kernel), "float32")
+        by_size.setdefault(kernel.size, []).append(
+            (np.sort(kernel, axis=None), kernel, layer, rounding))
     qtyping, _, _, utils = import_ai_edge_quantizer(name)
     tflite = utils.read_model(bytearray(flatbuffer))
-    found, matched = [], set()
+    found, matched, unmatched_sizes = [], set(), set()
     for subgraph in tflite.subgraphs:
         for op in subgraph.operators:
             if (tflite.operatorCodes[op.opcodeIndex].builtinCode
@@ -47,22 +49,29 @@ def kernel_ops(flatbuffer, model, recipe):
             weight = _float_constant(flatbuffer, tflite, subgraph.tensors[op.inputs[1]])
             if weight is None:
                 continue
-            weight = np.sort(weight)
+            ordered, shape = np.sort(weight), tuple(subgraph.tensors[op.inputs[1]].shape)
             # Equal kernels (two zero-initialised ones) are all this op's.
-            same = [(layer, rounding) for kernel, layer, rounding in by_size.get(weight.size, ())
-                    if _same_up_to_scale(weight, kernel)]
+            same = [(layer, rounding) for values, kernel, layer, rounding
+                    in by_size.get(weight.size, ())
+                    if _same_up_to_scale(ordered, values)
+                    or _same_up_to_column_scales(weight.reshape(shape), kernel)]
             if same:
                 found.append((utils.get_op_scope(op, subgraph.tensors), *same[0]))
                 matched.update(id(layer) for layer, _ in same)
-    missing = [layer for layer, _ in layers if id(layer) not in matched]
+            else:
+                unmatched_sizes.add(weight.size)
+    # A kernel with no op at all was dropped (an unused pooler); one the size
+    # of an op left unmatched would stay float32 in the file.
+    missing = [layer for layer, _ in layers if id(layer) not in matched
+               and int(np.prod(layer._kernel.shape)) in unmatched_sizes]
     if missing:
         paths = ", ".join(layer._kernel.path for layer in missing[:5])
         raise ExportVerificationError(
             f"quantization={name!r}: {len(missing)} of the model's {len(layers)} kernel(s) it "
             f"rounds ({paths}{', ...' if len(missing) > 5 else ''}) matched no "
-            "FULLY_CONNECTED op of the converted file (the converter may have merged a "
-            "kernel with the op after it, e.g. a BatchNormalization, or dropped an unused "
-            "layer), so they would stay float32 in a file labelled with the recipe."
+            "FULLY_CONNECTED op of the converted file, where an op of their size keeps a "
+            "float32 weight (the converter merged it with the ops around it): the file "
+            "would hold it in float32 under the recipe's label."
         )
     return found
 
@@ -94,6 +103,21 @@ def _float_constant(flatbuffer, tflite, tensor):
     if data is None or not len(data):
         return None
     return np.frombuffer(np.asarray(data, np.uint8).tobytes(), "<f4")
+
+
+def _same_up_to_column_scales(weight, kernel):
+    """Whether `weight` (out, in) is a 2-D `kernel` (in, out) transposed, each
+    output column times its own constant: the converter folds the per-channel
+    scale of a following `BatchNormalization` into the kernel. Channelwise
+    and blockwise rounding commute with such scales (symmetric grids), so
+    the op stores the rounded kernel as well."""
+    if kernel.ndim != 2 or kernel.shape[0] < 2 or weight.shape != kernel.T.shape:
+        return False
+    columns = kernel.T
+    norms = np.sum(columns * columns, axis=1)
+    scales = np.sum(weight * columns, axis=1) / np.where(norms > 0, norms, 1.0)
+    error = np.max(np.abs(weight - scales[:, None] * columns))
+    return bool(error <= 1e-5 * max(np.max(np.abs(weight)), 1e-30))
 
 
 def _same_up_to_scale(weight, kernel):

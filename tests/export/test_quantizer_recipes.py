@@ -191,10 +191,10 @@ def test_the_command_line_names_a_missing_extra_in_one_line_before_any_work(tmp_
                           "package") and len(err.strip().splitlines()) == 1
 
 
-def test_a_kernel_the_converter_merges_with_batch_normalization_fails_the_export(tmp_path):
+def test_a_kernel_the_converter_merges_with_batch_normalization_is_quantized(tmp_path):
     """Issue 32 item 3: the converter folds a BatchNormalization into the Dense
-    kernel before it; that op matched no kernel by value and stayed float32
-    in an "int4" file. Now such a file fails, naming the kernel."""
+    kernel before it (one scale per output channel); that op matched no kernel
+    by value and stayed float32 in an "int4" file. It is found and quantized."""
     keras.utils.set_random_seed(2)
     token_ids = keras.Input((None,), dtype="int32", name="token_ids")
     padding_mask = keras.Input((None,), dtype="int32", name="padding_mask")
@@ -202,14 +202,28 @@ def test_a_kernel_the_converter_merges_with_batch_normalization_fails_the_export
     x = keras.ops.mean(keras.layers.Dense(128, activation="relu")(x), axis=1)
     norm = keras.layers.BatchNormalization(name="head_norm")
     x = norm(keras.layers.Dense(32, name="head")(x))
-    norm.gamma.assign(np.linspace(0.5, 2.0, 32))
+    norm.gamma.assign(np.linspace(-0.5, 2.0, 32))  # negative scales too
     norm.moving_variance.assign(np.linspace(0.2, 3.0, 32))
     model = keras.Model({"token_ids": token_ids, "padding_mask": padding_mask}, {"embedding": x})
+    report = export_tflite(model, tmp_path / "int4.tflite", quantization="int4_dynamic",
+                           sample_inputs=samples())
+    assert report.quantized_ops == 2 and report.constant_bytes["int4"] == (64 * 128 + 128 * 32) // 2
+    assert report.max_abs_error <= report.tolerance
+
+
+def test_a_kernel_matching_no_op_fails_the_export(tmp_path, monkeypatch):
+    """The guarantee behind item 3: a kernel the file would keep float fails, named."""
+    from keras_subembed.export import kernel_ops
+
+    monkeypatch.setattr(kernel_ops, "_same_up_to_column_scales", lambda *args: False)
+    real = kernel_ops._same_up_to_scale
+    monkeypatch.setattr(kernel_ops, "_same_up_to_scale",  # no 64 x 128 kernel matches
+                        lambda weight, kernel: weight.size != 64 * 128 and real(weight, kernel))
     path = tmp_path / "int4.tflite"
-    with pytest.raises(ExportVerificationError, match=r"quantization='int4_dynamic': 1 of the "
-                       r"model's 2 kernel\(s\) it rounds \(head/kernel\) matched no "
-                       r"FULLY_CONNECTED op .* BatchNormalization"):
-        export_tflite(model, path, quantization="int4_dynamic", sample_inputs=samples())
+    with pytest.raises(ExportVerificationError, match=r"quantization='int4_dynamic': 2 of the "
+                       r"model's 3 kernel\(s\) it rounds \(dense(_\d+)?/kernel, dense_\d+/kernel\) "
+                       r"matched no FULLY_CONNECTED op"):
+        export_tflite(own_encoder(), path, quantization="int4_dynamic", sample_inputs=samples())
     assert not path.exists()
 
 
