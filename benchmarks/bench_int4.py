@@ -2,7 +2,7 @@
 
 Takes a sentence encoder saved by examples/compress_minilm.py (`<setting>.keras`),
 converts it to float32 .tflite once, applies every recipe of
-`keras_subembed.models.weight_quantization.RECIPES` (plus the converter's own
+`keras_subembed.quantization.RECIPES` (plus the converter's own
 dynamic-range int8), and measures on out-of-domain sentences (movie reviews,
 never trained on) the mean cosine of each file's sentence vectors to the float
 Keras model's; latency is measured interleaved with the teacher's dynamic-range
@@ -28,7 +28,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import bench_tflite_latency  # noqa: E402
 
 from keras_subembed import datasets  # noqa: E402
-from keras_subembed.export.quantizer_recipes import RECIPE_NAMES  # noqa: E402
+from keras_subembed.quantization.recipes import RECIPE_NAMES  # noqa: E402
 from keras_subembed.export.quantizer_recipes import quantize_flatbuffer  # noqa: E402
 from keras_subembed.export.tflite import convert  # noqa: E402
 from keras_subembed.export.tflite import interpreter_runner  # noqa: E402

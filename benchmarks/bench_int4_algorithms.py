@@ -43,7 +43,7 @@ import keras_subembed  # noqa: E402,F401  (registers the compressed classes)
 from keras_subembed import datasets  # noqa: E402
 from keras_subembed.export import export_tflite  # noqa: E402
 from keras_subembed.export.tflite import interpreter_runner  # noqa: E402
-from keras_subembed.models.weight_quantization import TRANSFORMER_SCOPE  # noqa: E402
+from keras_subembed.quantization.weight_recipe import TRANSFORMER_SCOPE  # noqa: E402
 
 ALGORITHMS = ("min_max_uniform_quantize", "MSE", "OCTAV", "GPTQ", "DECOMPOSED_HADAMARD_ROTATION",
               "OSCAR", "dequantized_weight_recovery")

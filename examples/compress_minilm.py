@@ -83,7 +83,7 @@ from keras_subembed.models import match_model_files  # noqa: E402
 from keras_subembed.models import save_preset  # noqa: E402
 from keras_subembed.models import token_weights  # noqa: E402
 from keras_subembed.models.model_files import model_sequence_limit  # noqa: E402
-from keras_subembed.models.weight_quantization import RECIPES  # noqa: E402
+from keras_subembed.quantization.recipes import RECIPES  # noqa: E402
 
 RESERVED_IDS = [0, 100, 101, 102, 103]  # [PAD] [UNK] [CLS] [SEP] [MASK]
 SETTINGS = {

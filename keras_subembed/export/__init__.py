@@ -8,7 +8,6 @@ from keras_subembed.export.mediapipe import export_mediapipe
 from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
 from keras_subembed.export.model_parts import EMBEDDING_MODES
 from keras_subembed.export.onnx import export_onnx
-from keras_subembed.export.model_parts import find_token_embedding
 from keras_subembed.export.saved_model import export_saved_model
 from keras_subembed.export.tflite import QUANTIZATIONS
 from keras_subembed.export.tflite import TOLERANCES
@@ -26,6 +25,5 @@ __all__ = [
     "export_onnx",
     "export_saved_model",
     "export_tflite",
-    "find_token_embedding",
     "mediapipe_token_ids",
 ]

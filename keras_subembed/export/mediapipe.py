@@ -8,7 +8,7 @@ import keras
 import keras_hub
 import numpy as np
 
-from keras_subembed.export import files
+from keras_subembed import files
 from keras_subembed.export import tensorflow_process
 from keras_subembed.export.errors import ExportVerificationError
 from keras_subembed.export.errors import UnsupportedOpError
@@ -17,7 +17,7 @@ from keras_subembed.export.export_report import measure_file
 from keras_subembed.export.export_report import write_and_report
 from keras_subembed.export.flatbuffer import embedding_constant_bytes
 from keras_subembed.export.flatbuffer import op_names
-from keras_subembed.export.flatbuffer import with_metadata
+from keras_subembed.tflite_metadata import with_metadata
 from keras_subembed.export.mediapipe_metadata import import_mediapipe
 from keras_subembed.export.mediapipe_metadata import metadata_writer
 from keras_subembed.export.model_parts import export_metadata
