@@ -26,10 +26,10 @@ def with_metadata(flatbuffer, values):
     replace it) and carries what a runner must check: the vocabulary's size
     and fingerprint, the text normalisation.
     """
-    import flatbuffers
+    from tensorflow.lite.tools import flatbuffer_utils  # TensorFlow: where .tflite files are
 
     schema = tflite_schema()
-    model = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(flatbuffer, 0))
+    model = flatbuffer_utils.read_model_from_bytearray(bytearray(flatbuffer))
     buffer = schema.BufferT()
     buffer.data = np.frombuffer(
         json.dumps(dict(values, written_by=WRITTEN_BY), sort_keys=True).encode("utf-8"),
@@ -40,9 +40,7 @@ def with_metadata(flatbuffer, values):
     entry.buffer = len(model.buffers) - 1
     model.metadata = [m for m in (model.metadata or []) if m.name != METADATA_NAME.encode()]
     model.metadata.append(entry)
-    builder = flatbuffers.Builder(len(flatbuffer) + 1024)
-    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
-    return bytes(builder.Output())
+    return flatbuffer_utils.convert_object_to_bytearray(model)
 
 
 def read_metadata(flatbuffer):

@@ -5,6 +5,7 @@ from keras_subembed.export.errors import UnsupportedBackendError
 from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.export_report import ExportReport
 from keras_subembed.export.mediapipe import export_mediapipe
+from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
 from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
 from keras_subembed.export.model_parts import EMBEDDING_MODES
 from keras_subembed.export.onnx import export_onnx
@@ -19,6 +20,7 @@ __all__ = [
     "TOLERANCES",
     "ExportReport",
     "ExportVerificationError",
+    "MediaPipeEmbedder",
     "UnsupportedBackendError",
     "UnsupportedOpError",
     "export_mediapipe",

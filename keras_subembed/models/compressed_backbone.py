@@ -72,9 +72,10 @@ def pretrained_token_embedding(
     `keras_subembed.layers.make_pretrained_embedding`) with
     `embedding_kwargs`:
 
-    * `"sub"`: `SubEmbedding.from_pretrained` (clustered codes by default;
-      `{"assignment": "product", "num_tables": 32, "rows_per_table": 256}`
-      keeps far more of a pretrained table per byte; least-squares sub-tables).
+    * `"sub"`: `SubEmbedding.from_pretrained` (product codes by default: one
+      byte per 12 columns, e.g. `{"num_tables": 32, "rows_per_table": 256}`
+      on a 384-wide table; `{"assignment": "clustered"}` for distinct codes;
+      least-squares sub-tables).
     * `"embedding"`: keras-hub's `ReversibleEmbedding` equal to `table`.
     * `"define"`: `DeFINEEmbedding.from_pretrained` (a dict `map_layer` is a
       `SubEmbedding` fitted to the table's principal components).
@@ -395,8 +396,8 @@ def compress_backbone(
     """A copy of a keras-hub text encoder with a compressed token embedding.
 
     The token table of `backbone` is replaced by `embedding`, initialised
-    from the pretrained table (see `pretrained_token_embedding`: clustered
-    or product codes and least-squares sub-tables for `"sub"`); every other
+    from the pretrained table (see `pretrained_token_embedding`: product or
+    clustered codes and least-squares sub-tables for `"sub"`); every other
     weight (positions, segments, layer norms, transformer layers, pooler) is
     copied exactly. `embedding="embedding"` makes a dense copy whose outputs
     equal the original's.

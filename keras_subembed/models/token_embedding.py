@@ -14,9 +14,19 @@ def find_token_embedding(model):
     or `keras.layers.Embedding`) with the largest vocabulary: position and
     segment embeddings are smaller.
 
+    Args:
+        model: a `keras.Model` (a keras-hub task or backbone, or any model).
+
+    Returns:
+        The token-embedding layer, or None when the model has none.
+
     Example:
-    >>> find_token_embedding(masked_lm) is masked_lm.backbone.token_embedding
-    True
+    >>> ids = keras.Input((None,), dtype="int32")
+    >>> table = keras_subembed.layers.SubEmbedding(1000, 16, name="tokens")
+    >>> positions = keras.layers.Embedding(64, 16)
+    >>> model = keras.Model(ids, table(ids) + positions(keras.ops.arange(8)))
+    >>> find_token_embedding(model).name
+    'tokens'
     """
     for owner in (model, getattr(model, "backbone", None)):
         embedding = getattr(owner, "token_embedding", None)

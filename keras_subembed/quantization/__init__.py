@@ -9,12 +9,14 @@ from keras_subembed.quantization.kernel_rounding import round_kernel
 from keras_subembed.quantization.recipes import RECIPE_NAMES
 from keras_subembed.quantization.recipes import RECIPES
 from keras_subembed.quantization.recipes import get_recipe
+from keras_subembed.quantization.weight_recipe import TRANSFORMER_SCOPE
 from keras_subembed.quantization.weight_recipe import WeightRecipe
 
 __all__ = [
     "KernelRounding",
     "RECIPES",
     "RECIPE_NAMES",
+    "TRANSFORMER_SCOPE",
     "WeightRecipe",
     "fake_quantized",
     "get_recipe",

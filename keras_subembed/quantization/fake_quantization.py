@@ -61,9 +61,18 @@ def fake_quantized(model, recipe):
     straight-through gradients. Works eagerly and when traced (TensorFlow,
     JAX).
 
+    Args:
+        model: a `keras.Model` (or layer) whose `Dense` / `EinsumDense`
+            kernels outside token embeddings `recipe` rounds.
+        recipe: a `WeightRecipe` or the name of one (`RECIPES`).
+
     Example:
-    >>> with fake_quantized(encoder, "int4_blockwise32_dynamic"):
-    ...     vectors = encoder(inputs)  # ~ the int4 .tflite file's output
+    >>> model = keras.Sequential([keras.Input((64,)), keras.layers.Dense(8)])
+    >>> x = np.random.default_rng(0).normal(size=(2, 64)).astype("float32")
+    >>> with fake_quantized(model, "int4_dynamic"):
+    ...     rounded = keras.ops.convert_to_numpy(model(x))  # what the int4 file computes
+    >>> bool(np.allclose(rounded, keras.ops.convert_to_numpy(model(x)), atol=1e-6))
+    False
     """
     layers = quantized_layers(model, recipe)
     swapped = []
