@@ -6,9 +6,9 @@ from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.export_format import ExportFormat
 from keras_subembed.export.export_report import ExportReport
 from keras_subembed.export.mediapipe import export_mediapipe
+from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
 from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
 from keras_subembed.export.model_parts import EMBEDDING_MODES
-from keras_subembed.export.model_parts import find_token_embedding
 from keras_subembed.export.onnx import export_onnx
 from keras_subembed.export.output_parity import TOLERANCES
 from keras_subembed.export.pipeline import export
@@ -24,6 +24,7 @@ __all__ = [
     "ExportFormat",
     "ExportReport",
     "ExportVerificationError",
+    "MediaPipeEmbedder",
     "UnsupportedBackendError",
     "UnsupportedOpError",
     "export",
@@ -31,7 +32,6 @@ __all__ = [
     "export_onnx",
     "export_saved_model",
     "export_tflite",
-    "find_token_embedding",
     "mediapipe_token_ids",
     "register_format",
 ]

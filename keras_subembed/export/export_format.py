@@ -6,11 +6,11 @@ import keras
 import numpy as np
 
 from keras_subembed.checks import check_bool
-from keras_subembed.export import files
+from keras_subembed import files
 from keras_subembed.export.export_report import ExportReport
 from keras_subembed.export.model_parts import check_embedding_mode
 from keras_subembed.export.model_parts import dense_table_bytes
-from keras_subembed.export.model_parts import find_token_embedding
+from keras_subembed.models.token_embedding import find_token_embedding
 from keras_subembed.export.model_parts import with_embedding_mode
 from keras_subembed.export.output_parity import TOLERANCES
 from keras_subembed.export.output_parity import OutputParity

@@ -7,7 +7,7 @@ report's fields mean the same in each.
 import dataclasses
 import json
 
-from keras_subembed.export.flatbuffer import WRITTEN_BY
+from keras_subembed.tflite_metadata import WRITTEN_BY
 
 
 @dataclasses.dataclass(frozen=True)

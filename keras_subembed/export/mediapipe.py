@@ -8,14 +8,14 @@ import keras
 import keras_hub
 import numpy as np
 
+from keras_subembed import files
 from keras_subembed.checks import check_choice
-from keras_subembed.export import files
-from keras_subembed.export.errors import ExportVerificationError
 from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.export_format import ExportFormat
 from keras_subembed.export.flatbuffer import embedding_constant_bytes
 from keras_subembed.export.flatbuffer import op_names
-from keras_subembed.export.flatbuffer import with_metadata
+from keras_subembed.tflite_metadata import with_metadata
+from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
 from keras_subembed.export.mediapipe_metadata import import_mediapipe
 from keras_subembed.export.mediapipe_metadata import metadata_writer
 from keras_subembed.export.model_parts import export_metadata
@@ -103,7 +103,7 @@ class MediaPipeFormat(ExportFormat):
     def measure(self, data, path):
         if not (self.verify or self.latency_runs):
             return super().measure(data, path)
-        with mediapipe_embedder(data) as self.task:
+        with MediaPipeEmbedder(data) as self.task:
             return super().measure(data, path)
 
     def verify_file(self, data, path):
@@ -295,33 +295,6 @@ def vocabulary_sentences(vocabulary, count=DEFAULT_TEXT_COUNT, seed=0):
     return [" ".join(rng.choice(words, size=int(rng.integers(2, 12)))) for _ in range(count)]
 
 
-class mediapipe_embedder:
-    """MediaPipe's `TextEmbedder` on a file's bytes, raw vectors (no re-normalising)."""
-
-    def __init__(self, flatbuffer):
-        self.flatbuffer = flatbuffer
-
-    def __enter__(self):
-        from mediapipe.tasks.python.core.base_options import BaseOptions
-        from mediapipe.tasks.python.text import text_embedder
-
-        options = text_embedder.TextEmbedderOptions(
-            base_options=BaseOptions(model_asset_buffer=self.flatbuffer),
-            l2_normalize=False, quantize=False)
-        try:
-            self.task = text_embedder.TextEmbedder.create_from_options(options)
-        except Exception as error:
-            raise ExportVerificationError(f"MediaPipe's TextEmbedder cannot load the file: {error}") from error
-        return self
-
-    def __exit__(self, *unused):
-        self.task.close()
-
-    def embed(self, text):
-        result = self.task.embed(text)
-        return np.asarray(result.embeddings[0].embedding, "float32")
-
-
 def keras_vectors(embedder, texts, sequence_length):
     """The embedder's vectors for `texts`, tokenized at `sequence_length` as the file is fed."""
     preprocessor = embedder.preprocessor
@@ -332,5 +305,3 @@ def keras_vectors(embedder, texts, sequence_length):
         return np.asarray(keras.ops.convert_to_numpy(embedder(features, training=False)), "float64")
     finally:
         preprocessor.sequence_length = original
-
-

@@ -6,9 +6,9 @@ import pathlib
 import keras
 
 from keras_subembed.export.export_format import ExportFormat
-from keras_subembed.export.flatbuffer import METADATA_NAME
-from keras_subembed.export.flatbuffer import WRITTEN_BY
 from keras_subembed.export.flatbuffer import weight_shapes
+from keras_subembed.tflite_metadata import METADATA_NAME
+from keras_subembed.tflite_metadata import WRITTEN_BY
 from keras_subembed.export.model_parts import export_metadata
 from keras_subembed.export.pipeline import export
 from keras_subembed.export.pipeline import register_format

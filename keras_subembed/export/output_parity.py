@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 from keras_subembed.export.errors import ExportVerificationError
-from keras_subembed.export.quantizer_recipes import RECIPE_NAMES
+from keras_subembed.quantization.recipes import RECIPE_NAMES
 
 # Allowed max abs error, as a fraction of the largest |Keras output| (at least 1).
 TOLERANCES = {None: 1e-4, "float16": 1e-2, "dynamic": 0.1, "int8": 0.25,

@@ -4,7 +4,7 @@ check -> stage -> convert -> verify -> write -> report. A format
 (`ExportFormat`) holds only what is its own and is registered by name.
 """
 
-from keras_subembed.export import files
+from keras_subembed import files
 from keras_subembed.export import tensorflow_process
 from keras_subembed.export.model_parts import check_float_kernels
 from keras_subembed.export.model_parts import load_model

@@ -2,7 +2,7 @@
 
 import keras
 
-from keras_subembed.export import files
+from keras_subembed import files
 from keras_subembed.export.export_format import ExportFormat
 from keras_subembed.export.pipeline import export
 from keras_subembed.export.pipeline import register_format

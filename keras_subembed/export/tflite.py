@@ -8,14 +8,14 @@ import tempfile
 import keras
 import numpy as np
 
-from keras_subembed.export import files
+from keras_subembed import files
 from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.export_format import ExportFormat
 from keras_subembed.export.flatbuffer import constant_bytes
 from keras_subembed.export.flatbuffer import embedding_constant_bytes
 from keras_subembed.export.flatbuffer import op_names
 from keras_subembed.export.flatbuffer import quantized_op_count
-from keras_subembed.export.flatbuffer import with_metadata
+from keras_subembed.tflite_metadata import with_metadata
 from keras_subembed.export.kernel_ops import kernel_ops
 from keras_subembed.export.kernel_ops import rounded_layers
 from keras_subembed.export.lookup_tables import int8_lookup_tables
@@ -24,17 +24,17 @@ from keras_subembed.export.model_parts import export_metadata
 from keras_subembed.export.output_parity import TOLERANCES  # noqa: F401 - the formats' bounds
 from keras_subembed.export.pipeline import export
 from keras_subembed.export.pipeline import register_format
-from keras_subembed.export.quantizer_recipes import RECIPE_NAMES
+from keras_subembed.quantization.recipes import RECIPE_NAMES
 from keras_subembed.export.quantizer_recipes import import_ai_edge_quantizer
 from keras_subembed.export.quantizer_recipes import quantize_flatbuffer
 from keras_subembed.export.saved_model import write_saved_model
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.layer_walk import walk_layers
-from keras_subembed.models.weight_quantization import get_recipe
-from keras_subembed.models.weight_quantization import round_weights
+from keras_subembed.quantization.recipes import get_recipe
+from keras_subembed.quantization.fake_quantization import round_weights
 
 # The TFLite converter's own, then ai-edge-quantizer recipes (int4 / int8
-# transformer weights, `keras_subembed.models.weight_quantization.RECIPES`).
+# transformer weights, `keras_subembed.quantization.RECIPES`).
 QUANTIZATIONS = (None, "dynamic", "float16", "int8") + RECIPE_NAMES
 # The converter leaves smaller weight tensors in float.
 DYNAMIC_MIN_ELEMENTS = 1024

@@ -9,7 +9,7 @@ import pytest
 from keras_subembed.export import ExportFormat
 from keras_subembed.export import ExportVerificationError
 from keras_subembed.export import export
-from keras_subembed.export import find_token_embedding
+from keras_subembed.models import find_token_embedding
 from keras_subembed.export import register_format
 from keras_subembed.export import pipeline
 
