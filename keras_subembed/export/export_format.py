@@ -26,15 +26,12 @@ from keras_subembed.export.signature import serving_function
 class ExportFormat:
     """One file format of `keras_subembed.export.export`: only what is its own.
 
-    `export` runs one pipeline for every format: the constructor checks the
-    format's arguments, `check_target` where it writes, `stage(model)`
-    prepares the model, `convert` returns the file's bytes, `measure`
-    verifies (`verify_file`) and times (`time_file`) them, `write` writes
-    them atomically and `report` returns the `ExportReport`. A subclass sets
-    `description` and `quantizations` and defines `is_ours` (the proof
-    `overwrite` needs), `convert`, `run` (which the verification and timing
-    here call) and `file_facts`; it overrides any other step it does its own
-    way. `register_format(name)` makes it `export(..., format=name)`.
+    `export` calls, in turn: the constructor (argument checks),
+    `check_target`, `stage(model)`, `convert`, `measure` (`verify_file`,
+    `time_file`), `write` and `report`. A subclass sets `description` and
+    `quantizations`, defines `is_ours` (the proof `overwrite` needs),
+    `convert`, `run` and `file_facts`, and overrides any other step it does
+    its own way. `register_format(name)` makes it `export(..., format=name)`.
 
     Args:
         quantization: one of the format's `quantizations`.
@@ -80,8 +77,7 @@ class ExportFormat:
         self.embedding_mode = check_embedding_mode(embedding_mode)
 
     def is_ours(self, path):
-        """Whether the file at `path` is one this format wrote (the only kind
-        `overwrite` replaces)."""
+        """Whether the file at `path` is one this format wrote: all `overwrite` replaces."""
         raise NotImplementedError
 
     def check_target(self, path, overwrite, keep):
@@ -89,8 +85,7 @@ class ExportFormat:
         return files.check_file_target(path, overwrite, self.is_ours, self.description, keep)
 
     def stage(self, model):
-        """Take the loaded `model`; make its verification samples before any conversion,
-        so a missing sample fails early."""
+        """Take the loaded `model` and make its samples (a missing one fails before converting)."""
         self.model = model = with_embedding_mode(model, self.embedding_mode)
         self.serving_inputs = ServingInputs.of(model, self.sample_inputs)
         self.samples = None
@@ -154,9 +149,8 @@ class ExportFormat:
         files.write_file(path, data, overwrite, self.is_ours)
 
     def file_facts(self, data, embedding):
-        """The report's fields the file alone tells: `embedding_bytes`, `ops`,
-        `outputs` and, where the format counts them, `quantized_ops` and
-        `constant_bytes`."""
+        """The report's fields the file tells: `embedding_bytes`, `ops`, `outputs`
+        (and `quantized_ops`, `constant_bytes` where the format counts them)."""
         raise NotImplementedError
 
     def report(self, path, data, checks):
