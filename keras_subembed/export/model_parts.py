@@ -7,6 +7,7 @@ import tempfile
 import zipfile
 
 import keras
+import keras_hub
 
 from keras_subembed.layer_walk import walk_layers
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
@@ -126,22 +127,51 @@ def max_sequence_length(model):
     return min(limits, default=None)
 
 
+def tokenizer_of(model):
+    return getattr(getattr(model, "preprocessor", None), "tokenizer", None)
+
+
 def vocabulary_of(model):
     """The model's WordPiece vocabulary (from its preprocessor), or None."""
-    tokenizer = getattr(getattr(model, "preprocessor", None), "tokenizer", None)
-    return getattr(tokenizer, "vocabulary", None) or None
+    return getattr(tokenizer_of(model), "vocabulary", None) or None
+
+
+def sentencepiece_model_of(model):
+    """The serialized SentencePiece model of the model's XLM-R tokenizer, or None."""
+    tokenizer = tokenizer_of(model)
+    if isinstance(tokenizer, keras_hub.tokenizers.XLMRobertaTokenizer):
+        return tokenizer.proto
+    return None
+
+
+def runner_tokenizer_file(model):
+    """(suffix, bytes) of the file `device/`'s runners tokenize with, written
+    beside `<model>.tflite`: `.vocab.txt` (WordPiece) or `.spm` (an XLM-R
+    SentencePiece model); None for a model without a tokenizer."""
+    from keras_subembed.export.files import vocabulary_text
+
+    vocabulary = vocabulary_of(model)
+    if vocabulary:
+        return ".vocab.txt", vocabulary_text(vocabulary).encode("utf-8")
+    proto = sentencepiece_model_of(model)
+    return (".spm", proto) if proto else None
 
 
 def export_metadata(model):
     """What a runner of the `.tflite` file must follow: the number of ids the
-    model takes and, when it has a preprocessor, its vocabulary's fingerprint
-    and text normalisation (`lowercase`, `strip_accents`)."""
+    model takes and, when it has a preprocessor, its vocabulary's (or
+    SentencePiece model's) fingerprint and text normalisation (`lowercase`,
+    `strip_accents`)."""
+    from keras_subembed.export.files import sentencepiece_fingerprint
     from keras_subembed.export.files import vocabulary_fingerprint
 
     values = {}
     embedding = find_token_embedding(model)
     if embedding is not None:
         values["vocabulary_size"] = int(embedding.input_dim)
+    proto = sentencepiece_model_of(model)
+    if proto:
+        values["sentencepiece_sha256"] = sentencepiece_fingerprint(proto)
     vocabulary = vocabulary_of(model)
     if vocabulary:
         values["vocabulary_sha256"] = vocabulary_fingerprint(vocabulary)
