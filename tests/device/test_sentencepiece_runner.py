@@ -32,6 +32,8 @@ sentencepiece_tokenizer = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(sentencepiece_tokenizer)
 SentencePieceTokenizer = sentencepiece_tokenizer.SentencePieceTokenizer
 SEQUENCE_LENGTH = 24
+# The runners use no Keras backend and the export converts in TensorFlow: tested once.
+pytestmark = pytest.mark.tensorflow_only(reason="export to TFLite; the runners have no backend")
 
 
 def test_tokenizer_matches_keras_hub_in_every_script_eager_and_in_tf_data():
