@@ -1,6 +1,8 @@
 """A BERT embedder with an XLM-R SentencePiece tokenizer ships as a MediaPipe TextEmbedder file."""
 
+import sys
 import zipfile
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -16,6 +18,9 @@ from tests.sentencepiece_utils import TEXTS
 from tests.sentencepiece_utils import bert_xlm_roberta_embedder
 from tests.sentencepiece_utils import sentencepiece_proto
 from tests.sentencepiece_utils import xlm_roberta_tokenizer
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_mediapipe import mediapipe_vectors  # noqa: E402
 
 pytest.importorskip("mediapipe", reason="no `mediapipe` wheel for this platform")
 tensorflow_only = pytest.mark.tensorflow_only(reason="it traces the model in TensorFlow")
@@ -75,13 +80,6 @@ def test_mediapipe_feeds_the_keras_ids_of_the_ascii_lowercased_text_in_every_scr
 @pytest.fixture(scope="module")
 def small():
     return keras_subembed.compress(bert_xlm_roberta_embedder(), "sub", SUB)
-
-
-def mediapipe_vectors(path, texts):
-    from mediapipe.tasks.python.text import text_embedder
-
-    with text_embedder.TextEmbedder.create_from_model_path(str(path)) as task:
-        return np.stack([task.embed(text).embeddings[0].embedding for text in texts])
 
 
 @tensorflow_only
