@@ -120,7 +120,7 @@ def self_retrieval(queries, corpus):
 def measure(model, name, texts_by_script, args, folder):
     from keras_subembed.export import export_mediapipe
     from keras_subembed.export.mediapipe import keras_vectors
-    from keras_subembed.export.mediapipe import mediapipe_embedder
+    from keras_subembed.export import MediaPipeEmbedder
     from keras_subembed.export.mediapipe_sentencepiece import ascii_lowercase
     from keras_subembed.export.tflite import row_cosines
 
@@ -136,7 +136,7 @@ def measure(model, name, texts_by_script, args, folder):
            "export_cosine_to_float": round(report.cosine_to_float, 5),
            "mediapipe_latency_ms": round(report.latency_ms, 2), "scripts": {}}
     print(name, {k: v for k, v in row.items() if k != "scripts"}, flush=True)
-    with mediapipe_embedder(path.read_bytes()) as task:
+    with MediaPipeEmbedder(path.read_bytes()) as task:
         for script, texts in texts_by_script.items():
             lowered = [ascii_lowercase(t) for t in texts]
             got = np.stack([task.embed(t) for t in texts])

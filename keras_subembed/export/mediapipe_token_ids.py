@@ -3,11 +3,11 @@
 import numpy as np
 
 from keras_subembed.export.mediapipe import MEDIAPIPE_INPUTS
-from keras_subembed.export.files import vocabulary_text
 from keras_subembed.export.mediapipe import VOCABULARY_FILE
-from keras_subembed.export.mediapipe import mediapipe_embedder
 from keras_subembed.export.mediapipe import tokenizer_file
 from keras_subembed.export.mediapipe import with_mediapipe_metadata
+from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
+from keras_subembed.files import vocabulary_text
 
 
 def mediapipe_token_ids(tokenizer, texts, sequence_length=128):
@@ -53,7 +53,7 @@ def mediapipe_token_ids(tokenizer, texts, sequence_length=128):
         tokenizer_bytes = tokenizer_file(tokenizer)
     flatbuffer = with_mediapipe_metadata(converter.convert(), tokenizer_bytes, "token_ids_probe")
     ids = []
-    with mediapipe_embedder(flatbuffer) as task:
+    with MediaPipeEmbedder(flatbuffer) as task:
         for text in texts:
             row = np.rint(task.embed(text)).astype("int64")
             ids.append([int(i) for i in row[row >= 0]])

@@ -1,4 +1,4 @@
-"""Finding what export needs inside a model: the model itself, its token embedding."""
+"""Finding what export needs inside a model: the model itself, its limits, its metadata."""
 
 import os
 import pathlib
@@ -9,8 +9,14 @@ import zipfile
 import keras
 import keras_hub
 
+# Registers every class a `.keras` file may name, before `load_model` reads one.
+import keras_subembed.models  # noqa: F401
+from keras_subembed.files import sentencepiece_fingerprint
+from keras_subembed.files import vocabulary_fingerprint
+from keras_subembed.files import vocabulary_text
 from keras_subembed.layer_walk import walk_layers
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
+from keras_subembed.models.token_embedding import find_token_embedding
 
 EMBEDDING_MODES = ("compressed", "frozen")
 
@@ -45,8 +51,6 @@ def load_model(model):
             f"Could not read a Keras model from {str(path)!r}: it is not a complete "
             ".keras (zip) file; it may be truncated or in another format."
         )
-    import keras_subembed.models  # noqa: F401 - registers every class a file may name
-
     try:
         return keras.saving.load_model(path, compile=False)
     except Exception as error:  # an unknown layer class, a foreign archive, ...
@@ -83,30 +87,6 @@ def copy_model(model):
     with tempfile.TemporaryDirectory() as tmp:
         model.save(f"{tmp}/copy.keras")
         return keras.saving.load_model(f"{tmp}/copy.keras", compile=False)
-
-
-def find_token_embedding(model):
-    """The layer that maps token ids to vectors, or None.
-
-    `model.token_embedding`, else `model.backbone.token_embedding` (keras-hub
-    backbones and tasks), else the embedding layer (a `CompressedEmbedding`
-    or `keras.layers.Embedding`) with the largest vocabulary: position and
-    segment embeddings are smaller.
-
-    Example:
-    >>> find_token_embedding(masked_lm) is masked_lm.backbone.token_embedding
-    True
-    """
-    for owner in (model, getattr(model, "backbone", None)):
-        embedding = getattr(owner, "token_embedding", None)
-        if embedding is not None:
-            return embedding
-    embeddings = [
-        layer for layer in walk_layers(model)
-        if isinstance(layer, (CompressedEmbedding, keras.layers.Embedding))
-    ]
-    # max keeps the first of equals: a compressed layer before the layers inside it.
-    return max(embeddings, key=lambda layer: layer.input_dim, default=None)
 
 
 def dense_table_bytes(embedding):
@@ -148,8 +128,6 @@ def runner_tokenizer_file(model):
     """(suffix, bytes) of the file `device/`'s runners tokenize with, written
     beside `<model>.tflite`: `.vocab.txt` (WordPiece) or `.spm` (an XLM-R
     SentencePiece model); None for a model without a tokenizer."""
-    from keras_subembed.export.files import vocabulary_text
-
     vocabulary = vocabulary_of(model)
     if vocabulary:
         return ".vocab.txt", vocabulary_text(vocabulary).encode("utf-8")
@@ -162,9 +140,6 @@ def export_metadata(model):
     model takes and, when it has a preprocessor, its vocabulary's (or
     SentencePiece model's) fingerprint and text normalisation (`lowercase`,
     `strip_accents`)."""
-    from keras_subembed.export.files import sentencepiece_fingerprint
-    from keras_subembed.export.files import vocabulary_fingerprint
-
     values = {}
     embedding = find_token_embedding(model)
     if embedding is not None:

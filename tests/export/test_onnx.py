@@ -83,7 +83,7 @@ def test_a_sentencepiece_embedder_gives_the_keras_vectors_in_ten_scripts(tmp_pat
     """multilingual-e5's pairing, BERT with an XLM-R SentencePiece tokenizer, tiny."""
     import onnxruntime
 
-    from keras_subembed.export.files import sentencepiece_fingerprint
+    from keras_subembed.files import sentencepiece_fingerprint
     from keras_subembed.export.onnx import read_onnx_metadata
     from tests.sentencepiece_utils import TEXTS as SCRIPT_TEXTS
     from tests.sentencepiece_utils import bert_xlm_roberta_embedder
