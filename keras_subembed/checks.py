@@ -104,3 +104,29 @@ def check_choice(name, value, choices):
         shown = " or ".join("None" if c is None else f'"{c}"' for c in choices)
         raise ValueError(f"`{name}` must be {shown}. Received: {name}={value!r}")
     return value
+
+
+def check_id_values(name, values):
+    """Token ids known now (NumPy): `TypeError` unless they are numbers, and
+    `ValueError` naming the first few fractional ones.
+
+    A float id must be a whole number: 60.9 is not token 60. NaN and
+    infinities pass here; the range check that follows reports them.
+    """
+    values = np.asarray(values)
+    if values.dtype.kind not in "iuf":
+        shown = values.flat[0] if values.size else None
+        raise TypeError(
+            f"`{name}` must hold integer token ids (any integer or float dtype). "
+            f"Received: {name} of dtype {values.dtype}, e.g. {shown!r}."
+        )
+    if values.dtype.kind == "f":
+        finite = values[np.isfinite(values)]
+        fractional = np.unique(finite[finite != np.floor(finite)])
+        if fractional.size:
+            raise ValueError(
+                f"`{name}` must hold whole-number token ids: a fractional id is not an "
+                f"id (it would silently be truncated to another token). Received: "
+                f"{fractional[:5].tolist()}{' and more' if fractional.size > 5 else ''}."
+            )
+    return values

@@ -8,6 +8,7 @@ from keras import ops
 
 from keras_subembed.assignment.clustered import check_embedding_table
 from keras_subembed.checks import check_bool
+from keras_subembed.checks import check_id_values
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed  # noqa: F401 (re-exported)
 from keras_subembed.layers.compression_report import CompressionReport
@@ -104,13 +105,14 @@ class CompressedEmbedding(keras.layers.Layer):
     `build_weights()`, then adds the cache) and everything else the contract
     shares:
 
-    * token ids may be any integer or float dtype (floats are truncated, like
-      `Embedding`);
-    * **out-of-range ids** (outside `[0, input_dim)`, NaN included): an eager
-      call raises a `ValueError` naming them with their real values, checked
-      before any narrowing cast; inside a compiled graph (tf.function, XLA,
-      SavedModel, TFLite), where no error can be raised, they map to an
-      all-zero vector -- never to another token's vector;
+    * token ids may be any integer or float dtype; a float id must be a whole
+      number (60.9 is not token 60, unlike `Embedding`, which truncates);
+    * **ids that are not ids** (outside `[0, input_dim)`, fractional, NaN):
+      an eager call raises a `ValueError` naming them with their real
+      values, checked before any narrowing cast (strings: `TypeError`);
+      inside a compiled graph (tf.function, XLA, SavedModel, TFLite), where
+      no error can be raised, they map to an all-zero vector -- never to
+      another token's vector;
     * `compute_mask` as `keras.layers.Embedding` (`mask_zero`);
     * `embedding_table()` and `compression_report()`;
     * **freezing** (the inference cache): `freeze()`, or `cached=True` in the
@@ -287,25 +289,17 @@ class CompressedEmbedding(keras.layers.Layer):
         if values is not None:
             self._raise_if_out_of_range(values)
         inputs = ops.convert_to_tensor(inputs)
+        in_range = ops.logical_and(ops.greater_equal(inputs, 0),
+                                   ops.less(inputs, self.input_dim))
         if "float" in str(inputs.dtype):
-            # Truncation maps (-1, input_dim) onto valid ids; NaN fails both.
-            above = ops.greater(inputs, -1)
-        else:
-            above = ops.greater_equal(inputs, 0)
-        in_range = ops.logical_and(above, ops.less(inputs, self.input_dim))
+            # A fractional id is no id (NaN fails this too): the zero vector.
+            in_range = ops.logical_and(in_range, ops.equal(ops.floor(inputs), inputs))
         token_ids = ops.cast(ops.where(in_range, inputs, 0), "int32")
         return token_ids, in_range
 
     def _raise_if_out_of_range(self, values):
-        if values.dtype.kind == "f":
-            in_range = (values > -1) & (values < self.input_dim)
-        elif values.dtype.kind in "iu":
-            in_range = (values >= 0) & (values < self.input_dim)
-        else:
-            raise ValueError(
-                f"Token ids must be integers or floats for layer '{self.name}'. "
-                f"Received dtype {values.dtype}."
-            )
+        values = check_id_values(f"token_ids` of layer `{self.name}", values)
+        in_range = (values >= 0) & (values < self.input_dim)
         bad = np.unique(values[~in_range])
         if bad.size:
             raise ValueError(

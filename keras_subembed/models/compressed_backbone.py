@@ -4,6 +4,7 @@ import keras
 import keras_hub
 import numpy as np
 
+from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
 
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
@@ -426,6 +427,7 @@ def compress_backbone(
     """
     _embedding_node(backbone)  # a clear error before any work
     _check_copyable(backbone)
+    verbose = check_bool("verbose", verbose)
     source_config = shortened_config(backbone, max_sequence_length)
     source_embedding = backbone.token_embedding
     token_embedding = pretrained_token_embedding(
