@@ -20,6 +20,21 @@ code scores a Keras model, a `.tflite` file or a table lookup:
 import numpy as np
 
 from keras_subembed import datasets
+from keras_subembed.checks import check_finite_array
+from keras_subembed.checks import check_seed
+
+__all__ = [
+    "bootstrap_interval",
+    "mean_cosine",
+    "pareto_front",
+    "plot_quality_vs_size",
+    "sentiment_accuracy",
+    "sentiment_correct",
+    "stratified_split",
+    "table_word_similarity_spearman",
+    "topic_accuracy",
+    "word_similarity_spearman",
+]
 
 
 def _as_matrix(argument, value):
@@ -128,6 +143,7 @@ def bootstrap_interval(values, reference_values=None, rounds=2000, confidence=0.
 
     >>> low, high = bootstrap_interval(student_correct, teacher_correct)
     """
+    seed = check_seed(seed)
     values = np.asarray(values, dtype="float64")
     if values.ndim != 1 or len(values) < 2 or not np.all(np.isfinite(values)):
         raise ValueError(f"`values` must be a 1-D array of at least 2 finite numbers. "
@@ -164,6 +180,7 @@ def stratified_split(texts, labels, test_fraction=0.3, seed=0):
 
     texts = list(texts)
     labels = _as_labels("labels", labels, len(texts), "texts")
+    seed = check_seed(seed)
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(
             f"`test_fraction` must be between 0 and 1 (exclusive). "
@@ -245,7 +262,7 @@ def table_word_similarity_spearman(table, vocabulary, name):
 
     >>> rho, pairs = table_word_similarity_spearman(table, vocabulary, "wordsim353")
     """
-    table = np.asarray(table)
+    table = check_finite_array("table", table)
     index = {token: i for i, token in enumerate(vocabulary)}
     return word_similarity_spearman(
         lambda words: table[[index[word] for word in words]], name, vocabulary=index

@@ -24,6 +24,7 @@ from sklearn.cluster import KMeans
 from keras_subembed.assignment.code_space import check_rows_per_table
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_choice
+from keras_subembed.checks import check_non_negative_int
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed
 from keras_subembed.assignment.validation import check_reserved_ids
@@ -183,6 +184,8 @@ def clustered_codes(
     seed = check_seed(seed)
     metric = check_choice("metric", metric, ("cosine", "euclidean"))
     balanced = check_bool("balanced", balanced)
+    refinements = check_non_negative_int("refinements", refinements)
+    verbose = check_bool("verbose", verbose)
     reserved = check_reserved_ids(reserved_ids, num_ids)
     num_reserved = len(reserved)
     rows_per_table = check_rows_per_table(

@@ -212,6 +212,7 @@ def product_codes(
     rows_per_table = check_rows_limit(check_positive_int("rows_per_table", rows_per_table))
     reserved = check_reserved_ids(reserved_ids, num_ids)
     distinct = check_bool("distinct", distinct)
+    verbose = check_bool("verbose", verbose)
     max_iterations = check_positive_int("max_iterations", max_iterations)
     max_points_per_center = check_positive_int("max_points_per_center", max_points_per_center)
     seed = check_seed(seed)

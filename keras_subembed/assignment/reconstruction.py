@@ -2,6 +2,11 @@
 
 import numpy as np
 
+from keras_subembed.assignment.clustered import check_embedding_table
+from keras_subembed.assignment.validation import check_token_weights
+from keras_subembed.checks import check_finite_array
+from keras_subembed.checks import check_positive_int
+
 
 def least_squares_sub_tables(embeddings, codes, rows_per_table, sub_widths, weights=None):
     """Sub-tables that best rebuild `embeddings` (in squared error) from `codes`.
@@ -12,7 +17,9 @@ def least_squares_sub_tables(embeddings, codes, rows_per_table, sub_widths, weig
     the error that counts is the heavy tokens'. A row whose tokens all weigh
     zero takes their plain mean; rows no token uses are zeros.
     """
-    weights = np.ones(len(codes)) if weights is None else np.asarray(weights, np.float64)
+    embeddings = check_embedding_table(embeddings)
+    rows_per_table = check_positive_int("rows_per_table", rows_per_table)
+    weights = np.ones(len(codes)) if weights is None else check_token_weights(weights, len(codes))
     boundaries = np.concatenate([[0], np.cumsum(sub_widths)])
     tables = []
     for k, width in enumerate(sub_widths):
@@ -44,8 +51,8 @@ def reconstruction_quality(original, reconstructed):
     * `mean_cosine`: mean cosine similarity of matching rows;
     * `mse`: mean squared error per element.
     """
-    original = np.asarray(original, dtype=np.float64)
-    reconstructed = np.asarray(reconstructed, dtype=np.float64)
+    original = check_finite_array("original", original)
+    reconstructed = check_finite_array("reconstructed", reconstructed)
     difference = reconstructed - original
     norms = np.linalg.norm(original, axis=1) * np.linalg.norm(reconstructed, axis=1)
     cosines = np.einsum("ij,ij->i", original, reconstructed) / np.maximum(norms, 1e-12)

@@ -171,7 +171,7 @@ class CompressedEmbedding(keras.layers.Layer):
         >>> layer.input_dim, layer.output_dim
         (1000, 32)
         """
-        del verbose  # nothing is fitted here
+        check_bool("verbose", verbose)  # nothing is fitted here
         table = check_embedding_table(table, name="table")
         return cls(**pretrained_sizes(table, kwargs))
 
@@ -260,7 +260,7 @@ class CompressedEmbedding(keras.layers.Layer):
             `(..., output_dim)` vectors (all zeros for out-of-range ids in
             compiled graphs), or `(..., input_dim)` logits.
         """
-        if reverse:
+        if check_bool("reverse", reverse):
             width = getattr(inputs, "shape", np.shape(inputs))[-1:]
             if width and width[0] is not None and width[0] != self.output_dim:
                 raise ValueError(

@@ -287,6 +287,8 @@ class SubEmbedding(CompressedEmbedding):
         table = check_embedding_table(table, name="table")
         kwargs = pretrained_sizes(table, kwargs)
         distinct = check_bool("distinct", distinct)
+        balanced = check_bool("balanced", balanced)
+        verbose = check_bool("verbose", verbose)
         if token_weights is not None:
             token_weights = check_token_weights(token_weights, table.shape[0], "token_weights")
         # An explicit code array goes to the constructor, which checks it.

@@ -4,6 +4,7 @@ import keras
 import keras_hub
 import numpy as np
 
+from keras_subembed.assignment.clustered import check_embedding_table
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
 
@@ -89,9 +90,8 @@ def pretrained_token_embedding(
     >>> layer = pretrained_token_embedding(table, "sub",
     ...     {"num_tables": 2, "rows_per_table": 256})
     """
-    table = np.asarray(table, dtype=np.float32)
-    if table.ndim != 2:
-        raise ValueError(f"`table` must be a (V, d) array. Received shape {table.shape}.")
+    table = check_embedding_table(table, name="table")
+    verbose = check_bool("verbose", verbose)
     num_ids, width = table.shape
     if embedding_kwargs is not None and not isinstance(embedding_kwargs, dict):
         raise TypeError(

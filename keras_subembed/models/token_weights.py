@@ -4,6 +4,7 @@ import keras
 import keras_hub
 import numpy as np
 
+from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
 
 _BATCH_SIZE = 1024
@@ -43,6 +44,7 @@ def token_weights(model, texts, power=0.5, batch_size=_BATCH_SIZE, verbose=False
     ):
         raise ValueError(f"`power` must be a finite number >= 0. Received: power={power!r}")
     batch_size = check_positive_int("batch_size", batch_size)
+    verbose = check_bool("verbose", verbose)
     batches = _string_batches(texts, batch_size)
     vocabulary_size = int(tokenizer.vocabulary_size())
     counts = np.zeros(vocabulary_size, dtype=np.int64)
