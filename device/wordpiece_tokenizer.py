@@ -105,6 +105,27 @@ def casefold(word):
     return "".join(char for char in word if not _in_ranges(char, _DEFAULT_IGNORABLE))
 
 
+def fold_for_uncased_bert(text):
+    """The text to give a tokenizer that only lowercases (MediaPipe's BERT
+    tokenizer) so that it yields the ids of an uncased, accent-stripping one
+    (keras-hub's `BertTokenizer(lowercase=True, strip_accents=True)`, which
+    all-MiniLM-L6-v2's Keras model uses).
+
+    NFKC with case folding ("Straße" -> "strasse", "ＡＢＣ" -> "abc"), NFD,
+    the combining marks dropped ("café" -> "cafe", "が" -> "か"), then NFC,
+    which puts Hangul syllables back together: stopping after NFD, as plain
+    accent stripping does, leaves Korean as loose jamo that MediaPipe
+    tokenizes otherwise (0.207 cosine to Keras instead of 0.994). Standard
+    library only: copy it into an app.
+
+    >>> fold_for_uncased_bert("Crème Brûlée, Straße, 한국어")
+    'creme brulee, strasse, 한국어'
+    """
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = "".join(c for c in unicodedata.normalize("NFD", text) if _category(c) != "Mn")
+    return unicodedata.normalize("NFC", text)
+
+
 def read_vocabulary(path):
     """One token per line, trailing whitespace removed (as keras-hub reads it)."""
     with open(path, "r", encoding="utf-8") as file:
