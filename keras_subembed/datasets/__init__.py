@@ -34,6 +34,7 @@ import numpy as np
 
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed
+from keras_subembed.datasets.packages import package_dir as _package_dir
 
 __all__ = [
     "gensim_test_file",
@@ -62,13 +63,6 @@ _GENSIM_HINT = (
     "This data comes from gensim's test data. Install it: "
     'python -m pip install ".[examples]"'
 )
-
-
-def _package_dir(package, hint):
-    spec = importlib.util.find_spec(package)  # locates it without importing it
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError(hint)
-    return pathlib.Path(list(spec.submodule_search_locations)[0])
 
 
 def _check_choice(argument, value, choices):
