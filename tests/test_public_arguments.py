@@ -14,7 +14,9 @@ callable with required arguments and neither entry fails
 `test_every_public_callable_is_walked`, so the walk follows the API.
 """
 
+import functools
 import importlib
+import importlib.util
 import inspect
 import pathlib
 import re
@@ -34,6 +36,9 @@ pytestmark = pytest.mark.tensorflow_only(
 
 SUBPACKAGES = ("assignment", "layers", "models", "optimizers", "datasets", "evaluation",
                "export")
+# The repository's device scripts (no `__all__`): what each file defines is public.
+DEVICE = pathlib.Path(__file__).parents[1] / "device"
+DEVICE_MODULES = ("wordpiece_tokenizer", "run_tflite", "search_text")
 # Arguments that take a count or an index although their default is None.
 INTEGER_NAMES = {
     "num_ids", "num_tables", "rows_per_table", "num_reserved", "input_dim", "output_dim",
@@ -43,7 +48,7 @@ INTEGER_NAMES = {
     "batch_size", "rounds", "folds", "latency_runs",
 }
 # Booleans whose default is None ("decide for me").
-BOOLEAN_NAMES = {"pack_codes", "strip_accents"}
+BOOLEAN_NAMES = {"pack_codes", "strip_accents", "overwrite"}
 # Arrays whose values must be finite numbers (a NaN would spread silently).
 FINITE_ARRAY_NAMES = {
     "embeddings", "table", "original", "reconstructed", "vectors", "reference_vectors",
@@ -101,6 +106,10 @@ class Context:
                 embedding_kwargs={"num_tables": 2})
             return models.CompressedRobertaMaskedLM(backbone)
         return self.cached("masked_lm", make)
+
+    def device_tokenizer(self):
+        module = device_module("wordpiece_tokenizer")
+        return module.WordPieceTokenizer(VOCABULARY)
 
     def path(self, name):
         return str(self.tmp_path / name)
@@ -194,6 +203,11 @@ REQUIRED = {
     "evaluation.plot_quality_vs_size": lambda ctx: dict(
         rows=[{"name": "a", "cosine": 0.9, "file_mb": 1.0}], path=ctx.path("plot.png")),
     "optimizers.LayerRateAdamW": lambda ctx: dict(),
+    "device.wordpiece_tokenizer.WordPieceTokenizer": lambda ctx: dict(vocabulary=VOCABULARY),
+    "device.wordpiece_tokenizer.WordPieceTokenizer.pack": lambda ctx: dict(
+        ids=[5, 6], sequence_length=8),
+    "device.search_text.check_output": lambda ctx: dict(
+        path=ctx.path("vectors.npy"), overwrite=False, protected=()),
     "export.export_tflite": lambda ctx: dict(model=ctx.small, path=ctx.path("m.tflite")),
     "export.export_onnx": lambda ctx: dict(model=ctx.small, path=ctx.path("m.onnx")),
     "export.export_mediapipe": lambda ctx: dict(
@@ -202,6 +216,7 @@ REQUIRED = {
     "export.mediapipe_token_ids": lambda ctx: dict(vocabulary=VOCABULARY, texts=["the"]),
 }
 INSTANCES = {
+    "device.wordpiece_tokenizer.WordPieceTokenizer": lambda ctx: ctx.device_tokenizer(),
     "layers.CompressedEmbedding": _sub,
     "models.CompressedBackbone": lambda ctx: ctx.small.backbone,
     "models.CompressedBertTextEmbedder": lambda ctx: ctx.small,
@@ -217,6 +232,9 @@ SKIPPED = {
     "export.ExportVerificationError": "an exception class",
     "export.UnsupportedBackendError": "an exception class",
     "export.UnsupportedOpError": "an exception class",
+    "device.wordpiece_tokenizer.VocabularyError": "an exception class",
+    "device.run_tflite.RunnerError": "an exception class",
+    "device.wordpiece_tokenizer.check_bool": "the check itself (shared by the scripts)",
     "layers.register_embedding_kind": "changes the process-wide kind registry",
     "layers.CompressedEmbedding": "abstract: its subclasses' constructors are walked",
     # Pending: branch `export` reworks these functions and checks their arguments
@@ -264,6 +282,18 @@ SKIPPED = {
     "models.CompressedRobertaMaskedLMPreprocessor": "keras-hub's constructor (its own "
         "checks); from_vocabulary is walked",
     "models.PositionalTokenEmbedding": "wraps built layers; no bool/int argument",
+    # Device scripts: what needs a .tflite file or an interpreter (their command
+    # lines parse counts with positive_int / non_negative_int, tested there).
+    "device.run_tflite.open_signature": "needs a .tflite file",
+    "device.run_tflite.median_latency_ms": "needs an interpreter",
+    "device.run_tflite.print_latency": "needs an interpreter",
+    "device.run_tflite.longest_accepted_length": "needs an interpreter",
+    "device.run_tflite.add_model_arguments": "fills an argparse parser; runs is its default",
+    "device.search_text.SentenceEncoder": "needs a .tflite file",
+    "device.search_text.SentenceEncoder.embed": "needs a .tflite file",
+    "device.search_text.write_array": "checks `overwrite` through check_output, walked",
+    "device.run_tflite.main": "a command line (argv)",
+    "device.search_text.main": "a command line (argv)",
 }
 # Single arguments the walk leaves alone, each with its reason.
 SKIPPED_ARGUMENTS = {
@@ -273,14 +303,32 @@ SKIPPED_ARGUMENTS = {
 }
 
 
-def public_callables():
-    """(qualified name, callable, class or None) for everything the walk reaches."""
-    found = []
+def device_module(name):
+    spec = importlib.util.spec_from_file_location(name, DEVICE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def public_names():
+    """(qualified prefix, object) for each subpackage's `__all__` and each device file."""
     for sub in SUBPACKAGES:
         module = importlib.import_module(f"keras_subembed.{sub}")
         for name in module.__all__:
-            obj = getattr(module, name)
-            qualified = f"{sub}.{name}"
+            yield f"{sub}.{name}", getattr(module, name)
+    for file in DEVICE_MODULES:
+        module = device_module(file)
+        for name, obj in vars(module).items():
+            if not name.startswith("_") and getattr(obj, "__module__", None) == file:
+                yield f"device.{file}.{name}", obj
+
+
+@functools.cache
+def public_callables():
+    """(qualified name, callable, class or None) for everything the walk reaches."""
+    found = []
+    for qualified, obj in public_names():
+        if True:
             if inspect.isclass(obj):
                 found.append((qualified, obj, None))
                 for method_name, method in vars(obj).items():
@@ -293,7 +341,7 @@ def public_callables():
                         found.append((f"{qualified}.{method_name}", method, obj))
             elif isinstance(obj, types.FunctionType):
                 found.append((qualified, obj, None))
-    return found
+    return tuple(found)
 
 
 def skip_reason(qualified):
@@ -320,7 +368,8 @@ def classify(parameter):
     default = parameter.default
     if parameter.name in SKIPPED_ARGUMENTS:
         return None
-    if isinstance(default, bool) or (parameter.name in BOOLEAN_NAMES and default is None):
+    if isinstance(default, bool) or (
+            parameter.name in BOOLEAN_NAMES and default in (None, inspect.Parameter.empty)):
         return "bool"
     if (isinstance(default, int) and not isinstance(default, bool)) or (
             parameter.name in INTEGER_NAMES and default in (None, inspect.Parameter.empty)):
