@@ -19,6 +19,7 @@ import importlib
 import importlib.util
 import inspect
 import pathlib
+import pkgutil
 import re
 import types
 
@@ -34,8 +35,19 @@ pytestmark = pytest.mark.tensorflow_only(
     reason="walks `export` too, whose functions need TensorFlow; the checks are "
            "backend-neutral Python that the JAX run would only repeat")
 
-SUBPACKAGES = ("assignment", "layers", "models", "optimizers", "datasets", "evaluation",
-               "export")
+def public_modules():
+    """Every subpackage of keras_subembed, and every module of it that has an `__all__`."""
+    found = []
+    for info in pkgutil.iter_modules(keras_subembed.__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"keras_subembed.{info.name}")
+        if info.ispkg or hasattr(module, "__all__"):
+            found.append(info.name)
+    return tuple(sorted(found))
+
+
+SUBPACKAGES = public_modules()
 # The repository's device scripts (no `__all__`): what each file defines is public.
 DEVICE = pathlib.Path(__file__).parents[1] / "device"
 DEVICE_MODULES = ("wordpiece_tokenizer", "run_tflite", "search_text")
@@ -314,7 +326,7 @@ def public_names():
     """(qualified prefix, object) for each subpackage's `__all__` and each device file."""
     for sub in SUBPACKAGES:
         module = importlib.import_module(f"keras_subembed.{sub}")
-        for name in module.__all__:
+        for name in getattr(module, "__all__", ()):
             yield f"{sub}.{name}", getattr(module, name)
     for file in DEVICE_MODULES:
         module = device_module(file)
@@ -422,6 +434,14 @@ def call(function, values):
 @pytest.fixture(scope="module")
 def ctx(tmp_path_factory):
     return Context(tmp_path_factory.mktemp("walk"))
+
+
+def test_every_subpackage_declares_its_public_api():
+    assert {"assignment", "datasets", "evaluation", "export", "layers", "models",
+            "optimizers"} <= set(SUBPACKAGES)
+    lacking = [name for name in SUBPACKAGES
+               if not hasattr(importlib.import_module(f"keras_subembed.{name}"), "__all__")]
+    assert not lacking, f"subpackages without `__all__` (the walk finds nothing in them): {lacking}"
 
 
 def test_every_public_callable_is_walked():
