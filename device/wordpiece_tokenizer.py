@@ -123,9 +123,9 @@ def fold_for_uncased_bert(text):
     NFKC with case folding ("Straße" -> "strasse", "ＡＢＣ" -> "abc"), NFD,
     the combining marks dropped ("café" -> "cafe", "が" -> "か"), then NFC,
     which puts Hangul syllables back together: stopping after NFD, as plain
-    accent stripping does, leaves Korean as loose jamo that MediaPipe
-    tokenizes otherwise (0.207 cosine to Keras instead of 0.994). Standard
-    library only: copy it into an app.
+    accent stripping does, leaves Korean as loose jamo that MediaPipe turns
+    into other ids than the Keras model's. Standard library only: copy it
+    into an app.
 
     >>> fold_for_uncased_bert("Crème Brûlée, Straße, 한국어")
     'creme brulee, strasse, 한국어'
