@@ -172,7 +172,7 @@ def clustered_codes(
     >>> clustered_codes(table, num_tables=2, rows_per_table=40).shape
     (1000, 2)
     """
-    table = check_embedding_table(table)
+    table = check_embedding_table(table, name="table")
     num_ids = table.shape[0]
     num_tables = check_positive_int("num_tables", num_tables)
     seed = check_seed(seed)

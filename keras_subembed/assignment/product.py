@@ -33,6 +33,8 @@ DEFAULT_ROWS_PER_TABLE = 256
 
 def sub_widths(width, num_tables):
     """Column count of each of `num_tables` chunks of `width` (first ones wider by 1)."""
+    width = check_positive_int("width", width)
+    num_tables = check_positive_int("num_tables", num_tables)
     base, extra = divmod(width, num_tables)
     return [base + 1] * extra + [base] * (num_tables - extra)
 
@@ -173,7 +175,7 @@ def product_codes(
     >>> codes.shape, int(codes.max()) < 16
     ((1000, 8), True)
     """
-    table = check_embedding_table(table)
+    table = check_embedding_table(table, name="table")
     num_ids, width = table.shape
     num_tables = check_positive_int("num_tables", num_tables)
     if num_tables > width:
