@@ -232,7 +232,7 @@ REQUIRED = {
     "export.export_mediapipe": lambda ctx: dict(
         model=ctx.small, path=ctx.path("mp.tflite")),
     "export.export_saved_model": lambda ctx: dict(model=ctx.small, path=ctx.path("saved")),
-    "export.mediapipe_token_ids": lambda ctx: dict(vocabulary=VOCABULARY, texts=["the"]),
+    "export.mediapipe_token_ids": lambda ctx: dict(tokenizer=VOCABULARY, texts=["the"]),
 }
 INSTANCES = {
     "device.wordpiece_tokenizer.WordPieceTokenizer": lambda ctx: ctx.device_tokenizer(),
