@@ -32,13 +32,18 @@ per column changes the sentence vectors by under 1e-4 cosine).
 import contextlib
 import dataclasses
 import math
+import numbers
 import re
 
 import keras
+import numpy as np
 from keras import ops
+from keras.src.backend import in_stateless_scope  # Keras has no public name for it
 
+from keras_subembed.checks import check_choice
 from keras_subembed.layer_walk import walk_layers
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
+from keras_subembed.layers.compressed_embedding import forget_compiled_steps
 
 # Every kernel path: a recipe's own rounding applies to the whole model.
 ANY_SCOPE = r""
@@ -50,6 +55,13 @@ MIN_SCALE = 1e-9  # as ai-edge-quantizer: a zero block gets a tiny scale, not 0
 # `clipping="mse"` tries these fractions of a channel's (block's) largest |w|.
 CLIP_RATIOS = tuple(1.0 - i / 30 for i in range(16))  # 1.0 down to 0.5
 CLIPPINGS = ("max", "mse")
+ACTIVATIONS = ("dynamic", "float")
+BITS = (2, 8)  # 1 bit has no nonzero symmetric level (qmax = 0)
+TABLE_BITS = (8,)
+
+
+def _is_integer(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,9 +75,21 @@ class KernelRounding:
     clipping: str = "max"
 
     def __post_init__(self):
-        if self.clipping not in CLIPPINGS:
+        low, high = BITS
+        if not _is_integer(self.bits) or not low <= self.bits <= high:
+            raise ValueError(f"`bits` must be an integer from {low} to {high}. "
+                             f"Received: bits={self.bits!r}")
+        if self.block_size is not None and (
+                not _is_integer(self.block_size) or self.block_size <= 0):
+            raise ValueError("`block_size` must be a positive integer or None. "
+                             f"Received: block_size={self.block_size!r}")
+        if not isinstance(self.clipping, str) or self.clipping not in CLIPPINGS:
             raise ValueError(f"`clipping` must be one of {CLIPPINGS}. Received: "
                              f"clipping={self.clipping!r}")
+        # Frozen: plain ints, so equal roundings compare and hash equal.
+        object.__setattr__(self, "bits", int(self.bits))
+        if self.block_size is not None:
+            object.__setattr__(self, "block_size", int(self.block_size))
 
     @property
     def granularity(self):
@@ -90,6 +114,47 @@ class WeightRecipe:
     overrides: tuple = ()
     description: str = ""
     table_bits: int = None
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"`name` must be a non-empty string. Received: name={self.name!r}")
+        if not isinstance(self.rounding, KernelRounding):
+            raise ValueError("`rounding` must be a KernelRounding. "
+                             f"Received: rounding={self.rounding!r}")
+        check_choice("activations", self.activations, ACTIVATIONS)
+        overrides = self.overrides
+        if not isinstance(overrides, (tuple, list)) or not all(
+                isinstance(pair, (tuple, list)) and len(pair) == 2 and isinstance(pair[0], str)
+                and isinstance(pair[1], KernelRounding) for pair in overrides):
+            raise ValueError("`overrides` must be a tuple of (scope regex, KernelRounding) "
+                             f"pairs. Received: overrides={overrides!r}")
+        for pattern, _ in overrides:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ValueError(f"`overrides` holds the scope {pattern!r}, not a regular "
+                                 f"expression ({error}). Received: overrides={overrides!r}")
+        object.__setattr__(self, "overrides", tuple(tuple(pair) for pair in overrides))
+        if not any(self.table_bits is bits or (_is_integer(self.table_bits)
+                                               and self.table_bits == bits)
+                   for bits in (None,) + TABLE_BITS):
+            raise ValueError(f"`table_bits` must be {' or '.join(map(str, TABLE_BITS))} or "
+                             f"None. Received: table_bits={self.table_bits!r}")
+        if not isinstance(self.description, str):
+            raise ValueError("`description` must be a string. "
+                             f"Received: description={self.description!r}")
+
+    def get_config(self):
+        """A JSON-ready dict; `WeightRecipe.from_config` gives the recipe back."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["rounding"] = KernelRounding(**config["rounding"])
+        config["overrides"] = tuple((pattern, KernelRounding(**rounding))
+                                    for pattern, rounding in config.get("overrides", ()))
+        return cls(**config)
 
     def scopes(self):
         """`(regex, KernelRounding)` rules over layer paths; the last match wins."""
@@ -195,19 +260,24 @@ def quantized_layers(model, recipe):
     """`[(layer, KernelRounding)]` for every kernel `recipe` rounds in `model`:
     each built `Dense` / `EinsumDense` outside a token embedding."""
     recipe = get_recipe(recipe)
-    # An embedding's own layers (ALONE's feed-forward network) are part of
-    # the compressed table, which stays float as the file stores it.
-    inside_embeddings = {id(inner) for layer in walk_layers(model)
-                         if _is_embedding(layer) for inner in walk_layers(layer)}
     found = []
-    for layer in walk_layers(model):
-        if id(layer) in inside_embeddings:
-            continue
-        if isinstance(layer, (keras.layers.Dense, keras.layers.EinsumDense)) and layer.built:
+    for layer in _kernel_layers(model):
+        if layer.built:
             rounding = recipe.rounding_for(layer._kernel.path)
             if rounding is not None:
                 found.append((layer, rounding))
     return found
+
+
+def _kernel_layers(model):
+    """Every `Dense` / `EinsumDense` of `model` outside a token embedding, built or not."""
+    # An embedding's own layers (ALONE's feed-forward network) are part of
+    # the compressed table, which stays float as the file stores it.
+    inside_embeddings = {id(inner) for layer in walk_layers(model)
+                         if _is_embedding(layer) for inner in walk_layers(layer)}
+    return [layer for layer in walk_layers(model)
+            if id(layer) not in inside_embeddings
+            and isinstance(layer, (keras.layers.Dense, keras.layers.EinsumDense))]
 
 
 def _is_embedding(layer):
@@ -227,27 +297,60 @@ def fake_quantized(model, recipe):
 
     The float kernels stay the variables (what the optimizer updates and what
     is saved); only the value the layers compute with is rounded, with
-    straight-through gradients. Works eagerly and when traced (TensorFlow,
-    JAX).
+    straight-through gradients. Works eagerly, in `predict` / `encode_text` /
+    `evaluate` / `fit` (their compiled steps are retraced on entering and
+    leaving the block) and when traced (TensorFlow, JAX). Layers built inside
+    the block are rounded from their first call. A nested block applies its
+    own recipe to `model` and gives the outer one back on exit.
 
     Example:
     >>> with fake_quantized(encoder, "int4_blockwise32_dynamic"):
     ...     vectors = encoder(inputs)  # ~ the int4 .tflite file's output
     """
-    layers = quantized_layers(model, recipe)
-    swapped = []
+    with rounded_kernels(model, recipe) as layers:
+        # Keras reuses a model's traced predict/evaluate/train step: one
+        # traced on the other side of the block would compute the wrong kernels.
+        _forget_traces(layers)
+        try:
+            yield model
+        finally:
+            _forget_traces(layers)
+
+
+@contextlib.contextmanager
+def rounded_kernels(model, recipe):
+    """`fake_quantized` without retracing: for a model that computes with
+    `recipe` in every one of its own calls (`EmbeddingDistiller`). Yields the
+    layers whose kernels it rounds."""
+    recipe = get_recipe(recipe)
+    saved = []
     try:
-        for layer, rounding in layers:
-            if getattr(layer, "_fake_quant", None) is not None:
-                continue  # already inside an enclosing block
-            layer._fake_quant = (rounding, reduced_axes(layer))
-            swapped.append((layer, layer.__class__))
+        for layer in _kernel_layers(model):
+            saved.append((layer, layer.__class__, getattr(layer, "_fake_quant", None)))
             layer.__class__ = _fake_quant_class(layer.__class__)
-        yield model
+            # The rounding is looked up at call time: a layer built inside
+            # the block has no kernel path yet.
+            layer._fake_quant = recipe
+        yield [layer for layer, _, _ in saved]
     finally:
-        for layer, cls in swapped:
+        for layer, cls, previous in reversed(saved):
             layer.__class__ = cls
-            layer._fake_quant = None
+            layer._fake_quant = previous
+
+
+def _forget_traces(layers):
+    if layers and not _tracing():
+        forget_compiled_steps(*layers)
+
+
+def _tracing():
+    """Whether a step is being traced now: its own cache must not be dropped."""
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        return tf.inside_function()
+    # JAX traces Keras models through `stateless_call`.
+    return in_stateless_scope()
 
 
 _FAKE_QUANT_CLASSES = {}
@@ -256,12 +359,17 @@ _FAKE_QUANT_CLASSES = {}
 def _fake_quant_class(cls):
     """A subclass of `cls` whose `kernel` is fake-quantized; used only inside
     `fake_quantized`, which restores the class (so saving never sees it)."""
+    if cls in _FAKE_QUANT_CLASSES.values():
+        return cls  # inside an enclosing block
     if cls not in _FAKE_QUANT_CLASSES:
         def kernel(self):
+            kernel = cls.kernel.fget(self)
             if self._fake_quant is None:  # saving, below
-                return cls.kernel.fget(self)
-            rounding, axes = self._fake_quant
-            return fake_quantize(cls.kernel.fget(self), rounding, axes)
+                return kernel
+            rounding = self._fake_quant.rounding_for(self._kernel.path)
+            if rounding is None:
+                return kernel
+            return fake_quantize(kernel, rounding, reduced_axes(self))
 
         def save_own_variables(self, store):
             # Keras saves `self.kernel` (with LoRA merged), which reads rounded
@@ -276,4 +384,3 @@ def _fake_quant_class(cls):
             "kernel": property(kernel), "save_own_variables": save_own_variables,
             "__module__": cls.__module__})
     return _FAKE_QUANT_CLASSES[cls]
-
