@@ -17,6 +17,7 @@ import keras
 import keras_hub
 import numpy as np
 
+from keras_subembed.files import vocabulary_fingerprint
 from keras_subembed.models.compressed_backbone import CompressedBackbone
 from keras_subembed.models.compressed_backbone import compress_backbone
 from keras_subembed.models.compressed_backbone import register_compressed_backbone_class
@@ -25,14 +26,12 @@ from keras_subembed.models.encoder_inputs import check_id_batch
 from keras_subembed.models.encoder_inputs import check_sentences
 from keras_subembed.models.encoder_inputs import is_token_id_dict
 from keras_subembed.models.encoder_inputs import narrow_ids
-from keras_subembed.models.presets import keep_model_sequence_length
+from keras_subembed.models.model_files import keep_model_sequence_length
 from keras_subembed.models.presets import save_to_preset
 
 
 def tokenizer_fingerprint(preprocessor):
     """SHA-256 of the preprocessor's vocabulary (as the export records it), or None."""
-    from keras_subembed.export.files import vocabulary_fingerprint
-
     vocabulary = getattr(getattr(preprocessor, "tokenizer", None), "vocabulary", None)
     return vocabulary_fingerprint(vocabulary) if vocabulary else None  # ~1 ms for 30k tokens
 

@@ -10,7 +10,30 @@ import json
 import pathlib
 
 from keras_subembed.checks import check_positive_int
-from keras_subembed.models.presets import record_model_sequence_length
+from keras_subembed.files import read_vocabulary
+from keras_subembed.files import vocabulary_fingerprint
+
+
+# `preprocessor` attribute: the length the model reads (see `model_sequence_length`).
+_MODEL_LENGTH = "_keras_subembed_model_sequence_length"
+
+
+def record_model_sequence_length(preprocessor, sequence_length):
+    """Remember `sequence_length` as the length `preprocessor`'s model reads, the one
+    a saved preset keeps whatever shorter length is set for an evaluation."""
+    if preprocessor is not None and isinstance(sequence_length, int):
+        setattr(preprocessor, _MODEL_LENGTH, sequence_length)
+
+
+def keep_model_sequence_length(preprocessor):
+    """Record `preprocessor`'s current length as its model's, unless one is recorded."""
+    if not hasattr(preprocessor, _MODEL_LENGTH):
+        record_model_sequence_length(preprocessor, getattr(preprocessor, "sequence_length", None))
+
+
+def model_sequence_length(preprocessor):
+    """The recorded length of `preprocessor`'s model, else its current `sequence_length`."""
+    return getattr(preprocessor, _MODEL_LENGTH, getattr(preprocessor, "sequence_length", None))
 
 
 def match_model_files(embedder, preset):
@@ -62,8 +85,6 @@ MODEL_FILES = ("tokenizer.json", "tokenizer_config.json", "sentence_bert_config.
 
 def model_vocabulary(preset):
     """The folder's vocabulary (`vocab.txt`, else `tokenizer.json`'s), in id order, or None."""
-    from keras_subembed.export.files import read_vocabulary
-
     folder = pathlib.Path(preset)
     if (folder / "vocab.txt").is_file():
         return read_vocabulary(folder / "vocab.txt")
@@ -77,8 +98,6 @@ def model_vocabulary(preset):
 def check_same_vocabulary(tokenizer, preset):
     """`ValueError` when the folder's vocabulary is not `tokenizer`'s: another
     model's files would set this one's normalisation and length."""
-    from keras_subembed.export.files import vocabulary_fingerprint
-
     theirs, ours = model_vocabulary(preset), getattr(tokenizer, "vocabulary", None)
     if not theirs or not ours or list(theirs) == list(ours):
         return
