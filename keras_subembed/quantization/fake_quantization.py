@@ -13,7 +13,6 @@ the export.
 import contextlib
 
 import keras
-from keras.src.backend import in_stateless_scope  # Keras has no public name for it
 
 from keras_subembed.layer_walk import walk_layers
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
@@ -116,18 +115,23 @@ def rounded_kernels(model, recipe):
 
 
 def _forget_traces(layers):
-    if layers and not _tracing():
+    if layers and not _tracing(layers):
         forget_compiled_steps(*layers)
 
 
-def _tracing():
+def _tracing(layers):
     """Whether a step is being traced now: its own cache must not be dropped."""
     if keras.backend.backend() == "tensorflow":
         import tensorflow as tf
 
         return tf.inside_function()
-    # JAX traces Keras models through `stateless_call`.
-    return in_stateless_scope()
+    if keras.backend.backend() == "jax":
+        import jax
+
+        # A traced Keras step reads its variables as tracers.
+        return any(isinstance(layer._kernel.value, jax.core.Tracer)
+                   for layer in layers if layer.built)
+    return False
 
 
 _FAKE_QUANT_CLASSES = {}
