@@ -219,7 +219,9 @@ def product_codes(
     if fitted.size > max_points_per_center * num_choices:
         fitted = np.sort(rng.choice(fitted, max_points_per_center * num_choices, replace=False))
     fitted_weights = None if weights is None else weights[fitted]
-    local = np.zeros((ordinary.size, num_tables), dtype=np.int64)
+    # Each sub-space's codes go straight into the result: no second
+    # (ids, num_tables) array beside it.
+    codes = np.empty((num_ids, num_tables), dtype=np.int64)
     distances = []
     progress = keras.utils.Progbar(num_tables, verbose=1 if verbose else 0, unit_name="sub-space")
     start = 0
@@ -232,15 +234,13 @@ def product_codes(
         )
         chunk = table[ordinary, columns]
         # scikit-learn works in chunks: memory stays bounded on a 2M-id table.
-        local[:, k] = pairwise_distances_argmin(chunk, centers)
+        codes[ordinary, k] = num_reserved + pairwise_distances_argmin(chunk, centers)
         if distinct:  # (tokens, M) per sub-space: kept only when needed
             distances.append(euclidean_distances(chunk, centers, squared=True))
         progress.update(k + 1)
     if distinct:
-        local = _make_distinct(local, distances, num_choices)
-
-    codes = np.empty((num_ids, num_tables), dtype=np.int64)
-    codes[ordinary] = num_reserved + local
+        codes[ordinary] = num_reserved + _make_distinct(
+            codes[ordinary] - num_reserved, distances, num_choices)
     codes[list(reserved)] = np.arange(num_reserved)[:, None]
     return codes
 

@@ -79,19 +79,21 @@ def pretrained_sizes(table, kwargs):
     return kwargs
 
 
-def forget_compiled_steps(layer):
-    """Drop the compiled predict/evaluate/train steps of every model holding `layer`.
+def forget_compiled_steps(*layers):
+    """Drop the compiled predict/evaluate/train steps of every model holding one of `layers`.
 
     Keras traces a model's steps once and reuses them; a change that alters
-    the traced graph (freezing) takes effect only in a fresh trace.
+    the traced graph (freezing, fake quantization) takes effect only in a
+    fresh trace.
     """
+    wanted = {id(layer) for layer in layers}
+    steps = ("predict_function", "test_function", "train_function")
     for model in gc.get_objects():
         if not isinstance(model, keras.Model):
             continue
-        steps = ("predict_function", "test_function", "train_function")
         if all(getattr(model, step, None) is None for step in steps):
             continue
-        if any(sublayer is layer for sublayer in model._flatten_layers()):
+        if any(id(sublayer) in wanted for sublayer in model._flatten_layers()):
             for step in steps:
                 setattr(model, step, None)
 
