@@ -2,8 +2,10 @@ import collections
 import importlib.util
 import os
 import pathlib
+import re
 import subprocess
 import sys
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -118,6 +120,32 @@ def test_bootstrap_interval_errors():
         evaluation.bootstrap_interval([1, 0], rounds=10)
     with pytest.raises(ValueError, match=r"confidence=1.5"):
         evaluation.bootstrap_interval([1, 0], confidence=1.5)
+    for confidence in ("0.9", True, None):
+        with pytest.raises(ValueError, match=re.escape(
+                f"`confidence` must be a probability strictly between 0 and 1. "
+                f"Received: confidence={confidence!r}")):
+            evaluation.bootstrap_interval([1, 0], confidence=confidence)
+    with pytest.raises(ValueError, match=r"`rounds` must be an integer\. Received: rounds=200\.5"):
+        evaluation.bootstrap_interval([1, 0], rounds=200.5)
+
+
+def test_bootstrap_interval_memory_stays_bounded_with_many_examples():
+    """Rounds x examples resampled at once was 800 MB here (1.56 GB at 2,000 rounds)."""
+    rng = np.random.default_rng(0)
+    values = (rng.random(50_000) < 0.8).astype("float64")
+    reference = (rng.random(50_000) < 0.7).astype("float64")
+    tracemalloc.start()
+    try:
+        low, high = evaluation.bootstrap_interval(values, reference, rounds=1000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40e6, peak
+    # The paired difference's standard error: sqrt(var(values - reference) / n).
+    difference = values - reference
+    centre, spread = difference.mean(), 1.96 * difference.std() / np.sqrt(len(difference))
+    assert abs((low + high) / 2 - centre) < 0.1 * spread
+    assert abs((high - low) / 2 - spread) < 0.1 * spread
 
 
 def test_stratified_split_is_deterministic_and_balanced():
