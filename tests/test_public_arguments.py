@@ -227,6 +227,7 @@ REQUIRED = {
         ids=[5, 6], sequence_length=8),
     "device.search_text.check_output": lambda ctx: dict(
         path=ctx.path("vectors.npy"), overwrite=False, protected=()),
+    "export.export": lambda ctx: dict(model=ctx.small, filepath=ctx.path("e.tflite")),
     "export.export_tflite": lambda ctx: dict(model=ctx.small, path=ctx.path("m.tflite")),
     "export.export_onnx": lambda ctx: dict(model=ctx.small, path=ctx.path("m.onnx")),
     "export.export_mediapipe": lambda ctx: dict(
@@ -259,14 +260,9 @@ SKIPPED = {
     "assignment.Assignment": "a registry record made by register_assignment",
     "evaluation.tflite_runner": "needs a .tflite file",
     "layers.CompressedEmbedding": "abstract: its subclasses' constructors are walked",
-    # Pending: branch `export` reworks these functions and checks their arguments
-    # (issue 32 items 12, 16). Remove these entries when it lands: the walk then
-    # checks them, each refusal before any conversion.
-    "export.export_tflite": "pending branch `export` (checks verify/overwrite there)",
-    "export.export_onnx": "pending branch `export` (checks verify/overwrite there)",
-    "export.export_mediapipe": "pending branch `export` (checks verify/overwrite there)",
-    "export.export_saved_model": "pending branch `export` (checks overwrite there)",
-    "export.mediapipe_token_ids": "pending branch `export` (item 16: sequence_length)",
+    "export.register_format": "changes the process-wide export format registry",
+    "export.ExportFormat.check_target": "a step `export` calls; files.check_file_target checks",
+    "export.ExportFormat.write": "a step `export` calls; files.write_file checks `overwrite`",
     # Keras/keras-hub plumbing with Keras' own argument rules (config dicts, traced
     # tensors, optimizer state), called by Keras rather than by users.
     "*.get_config": "Keras serialization",
