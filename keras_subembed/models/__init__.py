@@ -15,6 +15,7 @@ from keras_subembed.models.compressed_roberta_masked_lm_preprocessor import (
     CompressedRobertaMaskedLMPreprocessor,
 )
 from keras_subembed.models.embedding_distiller import EmbeddingDistiller
+from keras_subembed.models.model_files import load_text_embedder
 from keras_subembed.models.model_files import match_model_files
 from keras_subembed.models.positional_token_embedding import PositionalTokenEmbedding
 from keras_subembed.models.presets import save_preset
@@ -38,6 +39,7 @@ __all__ = [
     "PositionalTokenEmbedding",
     "compress",
     "compress_backbone",
+    "load_text_embedder",
     "match_model_files",
     "pretrained_token_embedding",
     "save_preset",

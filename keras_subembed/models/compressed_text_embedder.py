@@ -75,7 +75,9 @@ def check_tokenizer_fits(preprocessor, backbone):
     again when text is encoded.
     """
     tokenizer = getattr(preprocessor, "tokenizer", None)
-    if tokenizer is None or not getattr(tokenizer, "vocabulary", None):
+    # A WordPiece/BPE vocabulary or a SentencePiece model, once loaded.
+    if tokenizer is None or not (getattr(tokenizer, "vocabulary", None)
+                                 or getattr(tokenizer, "proto", None)):
         return
     size, input_dim = tokenizer.vocabulary_size(), backbone.token_embedding.input_dim
     if size > input_dim:

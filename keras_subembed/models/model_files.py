@@ -9,8 +9,68 @@ normaliser, `sentence_bert_config.json`'s `max_seq_length`,
 import json
 import pathlib
 
+import keras_hub
+
 from keras_subembed.checks import check_positive_int
+from keras_subembed.models.compressed_text_embedder import check_tokenizer_fits
 from keras_subembed.models.presets import record_model_sequence_length
+
+
+def load_text_embedder(preset, **kwargs):
+    """A Hugging Face / sentence-transformers folder as a keras-hub `TextEmbedder`
+    that follows its own files (`match_model_files`).
+
+    keras-hub's converters do the loading: a BERT folder whose tokenizer is
+    XLM-R's SentencePiece model (multilingual-e5-small and -base,
+    paraphrase-multilingual-MiniLM-L12-v2) becomes a `BertTextEmbedder`
+    with an `XLMRobertaTokenizer`; pooling and normalisation come from
+    `1_Pooling/config.json` and `modules.json`, the length from
+    `sentence_bert_config.json`. The embedder embeds exactly the string it
+    is given: add a model card's prefix yourself (e5's "query: " /
+    "passage: ").
+
+    Refused with a `ValueError` naming the folder: a folder without the
+    tokenizer file its config asks for, and a tokenizer with more ids than
+    the token table has rows.
+
+    Example:
+
+    >>> embedder = load_text_embedder(multilingual_e5_preset_dir())
+    >>> vectors = embedder.predict(["query: how old is the moon"])
+    """
+    folder = pathlib.Path(preset)
+    if not folder.is_dir():
+        raise ValueError(f"`preset` must be a model's folder. Received: "
+                         f"preset={str(preset)!r}, not a folder")
+    missing = [name for name in model_tokenizer_files(folder) if not (folder / name).is_file()]
+    if missing:
+        found = sorted(entry.name for entry in folder.iterdir())
+        raise ValueError(
+            f"The folder has no tokenizer: its config asks for {', '.join(missing)}, which "
+            f"it lacks (it holds {', '.join(found) or 'nothing'}). Copy the model's tokenizer "
+            f"files into it. Received: preset={str(preset)!r}")
+    embedder = keras_hub.models.TextEmbedder.from_preset(str(folder), **kwargs)
+    return match_model_files(embedder, folder)
+
+
+def model_tokenizer_files(preset):
+    """The tokenizer files keras-hub's converter reads for the folder's `config.json`."""
+    folder = pathlib.Path(preset)
+    if not (folder / "config.json").is_file():
+        return ["config.json"]
+    model_type = read_json(folder / "config.json").get("model_type")
+    if model_type == "xlm-roberta":
+        return ["sentencepiece.bpe.model"]
+    if model_type == "roberta":
+        return ["vocab.json", "merges.txt"]
+    if model_type not in ("bert", "distilbert"):
+        return []  # keras-hub names what it misses
+    config = folder / "tokenizer_config.json"
+    if not config.is_file():
+        return ["tokenizer_config.json"]
+    if "XLMRoberta" in str(read_json(config).get("tokenizer_class") or ""):
+        return ["sentencepiece.bpe.model"]
+    return ["vocab.txt"]
 
 
 def match_model_files(embedder, preset):
@@ -46,6 +106,7 @@ def match_model_files(embedder, preset):
     preprocessor = embedder.preprocessor
     if preprocessor is None:
         return embedder
+    check_tokenizer_fits(preprocessor, embedder.backbone)
     check_same_vocabulary(preprocessor.tokenizer, preset)
     match_normalization(preprocessor.tokenizer, preset)
     limit = model_sequence_limit(preset)
