@@ -15,6 +15,7 @@ from keras_subembed.models.compressed_roberta_masked_lm_preprocessor import (
     CompressedRobertaMaskedLMPreprocessor,
 )
 from keras_subembed.models.embedding_distiller import EmbeddingDistiller
+from keras_subembed.models.length_batches import encode_by_length
 from keras_subembed.models.model_files import load_text_embedder
 from keras_subembed.models.model_files import match_model_files
 from keras_subembed.models.positional_token_embedding import PositionalTokenEmbedding
@@ -39,6 +40,7 @@ __all__ = [
     "PositionalTokenEmbedding",
     "compress",
     "compress_backbone",
+    "encode_by_length",
     "load_text_embedder",
     "match_model_files",
     "pretrained_token_embedding",

@@ -25,6 +25,7 @@ from keras_subembed.models.encoder_inputs import check_id_batch
 from keras_subembed.models.encoder_inputs import check_sentences
 from keras_subembed.models.encoder_inputs import is_token_id_dict
 from keras_subembed.models.encoder_inputs import narrow_ids
+from keras_subembed.models.length_batches import encode_by_length
 from keras_subembed.models.presets import keep_model_sequence_length
 from keras_subembed.models.presets import save_to_preset
 
@@ -155,6 +156,12 @@ def _compressed_family(task_cls):
             check_id_batch(x, self.backbone.token_embedding.input_dim,
                            limit if isinstance(limit, int) else None)
             return super().predict(x, *args, **kwargs)
+
+        def encode_text(self, text, batch_size=32, verbose=None):
+            """keras-hub's `encode_text` batched by length (`encode_by_length`):
+            `predict`'s vectors without padding short texts to `sequence_length`."""
+            del verbose  # no progress bar to show
+            return encode_by_length(self, text, batch_size=batch_size)
 
         def _with_segments(self, inputs):
             if not (isinstance(inputs, dict) and "segment_ids" in self.input
