@@ -231,22 +231,11 @@ def test_word_similarity_spearman_of_a_perfect_embedding(name):
     rho, _ = evaluation.word_similarity_spearman(embed(reversed_), name, vocabulary=reversed_)
     assert rho == pytest.approx(-1.0)
 
-    # The table form scores the same pairs the same way; its 0.2.0 name in
-    # `datasets` still works, with a warning.
+    # The table form scores the same pairs the same way.
     vocabulary = sorted(perfect)
     table = np.stack([perfect[w] for w in vocabulary])
     assert evaluation.table_word_similarity_spearman(table, vocabulary, name) == (
         pytest.approx(1.0), 40)
-    with pytest.warns(DeprecationWarning, match="moved to `keras_subembed.evaluation"):
-        old_name = datasets.word_similarity_spearman
-    assert old_name is evaluation.table_word_similarity_spearman
-
-
-def test_datasets_does_not_import_evaluation():
-    # evaluation reads datasets; the other way round would be an import circle.
-    code = ("import sys, keras_subembed.datasets; "
-            "assert 'keras_subembed.evaluation' not in sys.modules, sorted(sys.modules)")
-    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 @needs_gensim

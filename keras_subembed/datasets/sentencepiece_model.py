@@ -45,6 +45,8 @@ def compile_normalization(normalization):
     >>> charsmap = compile_normalization({"\\t": " ", "\\u200b": ""})
     """
     sentencepiece, model_pb2 = _sentencepiece()
+    if not normalization:
+        return b""  # SentencePiece's "identity": no rules (its compiler refuses an empty map)
     with tempfile.TemporaryDirectory() as folder:
         rules = os.path.join(folder, "rules.tsv")
         with open(rules, "w", encoding="utf-8") as file:

@@ -4,12 +4,18 @@ import argparse
 import pathlib
 import sys
 
-from keras_subembed.export import files
+from keras_subembed import files
 from keras_subembed.export import tensorflow_process
 from keras_subembed.export.model_parts import EMBEDDING_MODES
-from keras_subembed.export.quantizer_recipes import RECIPE_NAMES
+from keras_subembed.export.model_parts import load_model
+from keras_subembed.export.model_parts import vocabulary_of
 from keras_subembed.export.quantizer_recipes import import_ai_edge_quantizer
+from keras_subembed.export.saved_model import export_saved_model
+from keras_subembed.export.signature import ServingInputs
+from keras_subembed.export.signature import make_sample_inputs
 from keras_subembed.export.tflite import QUANTIZATIONS
+from keras_subembed.export.tflite import export_tflite
+from keras_subembed.quantization.recipes import RECIPE_NAMES
 
 
 def parse_args(argv=None):
@@ -37,9 +43,6 @@ def parse_args(argv=None):
 
 def calibration_data(model):
     """A representative dataset for int8: sample inputs at a few lengths."""
-    from keras_subembed.export.signature import ServingInputs
-    from keras_subembed.export.signature import make_sample_inputs
-
     samples = make_sample_inputs(model, ServingInputs.of(model), [16, 64, 128], batch_size=1)
 
     def representative():
@@ -81,11 +84,6 @@ def main(argv=None):
             return 2
     if not tensorflow_process.is_tensorflow_backend():
         return tensorflow_process.run_cli(argv)
-    from keras_subembed.export.model_parts import load_model
-    from keras_subembed.export.model_parts import vocabulary_of
-    from keras_subembed.export.saved_model import export_saved_model
-    from keras_subembed.export.tflite import export_tflite
-
     try:
         model = load_model(args.model)
         vocabulary = vocabulary_of(model) if args.tflite else None

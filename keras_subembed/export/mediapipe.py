@@ -8,7 +8,7 @@ import keras
 import keras_hub
 import numpy as np
 
-from keras_subembed.export import files
+from keras_subembed import files
 from keras_subembed.export import tensorflow_process
 from keras_subembed.export.errors import ExportVerificationError
 from keras_subembed.export.errors import UnsupportedOpError
@@ -17,7 +17,8 @@ from keras_subembed.export.export_report import measure_file
 from keras_subembed.export.export_report import write_and_report
 from keras_subembed.export.flatbuffer import embedding_constant_bytes
 from keras_subembed.export.flatbuffer import op_names
-from keras_subembed.export.flatbuffer import with_metadata
+from keras_subembed.tflite_metadata import with_metadata
+from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
 from keras_subembed.export.mediapipe_metadata import import_mediapipe
 from keras_subembed.export.mediapipe_metadata import metadata_writer
 from keras_subembed.export.model_parts import export_metadata
@@ -162,7 +163,7 @@ def export_mediapipe(
     texts = list(texts) if texts is not None else vocabulary_sentences(tokenizer.vocabulary)
     checks = measure_file(TOLERANCES[quantization])
     if verify or latency_runs:
-        with mediapipe_embedder(flatbuffer) as task:
+        with MediaPipeEmbedder(flatbuffer) as task:
             checks = measure_file(
                 TOLERANCES[quantization],
                 verify=(lambda: verify_file(embedder, task, texts, sequence_length, quantization,
@@ -305,33 +306,6 @@ def vocabulary_sentences(vocabulary, count=DEFAULT_TEXT_COUNT, seed=0):
         )
     rng = np.random.default_rng(seed)
     return [" ".join(rng.choice(words, size=int(rng.integers(2, 12)))) for _ in range(count)]
-
-
-class mediapipe_embedder:
-    """MediaPipe's `TextEmbedder` on a file's bytes, raw vectors (no re-normalising)."""
-
-    def __init__(self, flatbuffer):
-        self.flatbuffer = flatbuffer
-
-    def __enter__(self):
-        from mediapipe.tasks.python.core.base_options import BaseOptions
-        from mediapipe.tasks.python.text import text_embedder
-
-        options = text_embedder.TextEmbedderOptions(
-            base_options=BaseOptions(model_asset_buffer=self.flatbuffer),
-            l2_normalize=False, quantize=False)
-        try:
-            self.task = text_embedder.TextEmbedder.create_from_options(options)
-        except Exception as error:
-            raise ExportVerificationError(f"MediaPipe's TextEmbedder cannot load the file: {error}") from error
-        return self
-
-    def __exit__(self, *unused):
-        self.task.close()
-
-    def embed(self, text):
-        result = self.task.embed(text)
-        return np.asarray(result.embeddings[0].embedding, "float32")
 
 
 def verify_vectors(embedder, task, texts, sequence_length, quantization, path):

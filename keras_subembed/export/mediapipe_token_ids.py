@@ -3,8 +3,8 @@
 import numpy as np
 
 from keras_subembed.export.mediapipe import MEDIAPIPE_INPUTS
-from keras_subembed.export.mediapipe import mediapipe_embedder
 from keras_subembed.export.mediapipe import with_mediapipe_metadata
+from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
 
 
 def mediapipe_token_ids(vocabulary, texts, sequence_length=128):
@@ -38,7 +38,7 @@ def mediapipe_token_ids(vocabulary, texts, sequence_length=128):
         [echo.get_concrete_function()], echo)
     flatbuffer = with_mediapipe_metadata(converter.convert(), vocabulary, "token_ids_probe")
     ids = []
-    with mediapipe_embedder(flatbuffer) as task:
+    with MediaPipeEmbedder(flatbuffer) as task:
         for text in texts:
             row = np.rint(task.embed(text)).astype("int64")
             ids.append([int(i) for i in row[row != 0]])

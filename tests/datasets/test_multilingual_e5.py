@@ -119,6 +119,11 @@ def test_sentencepiece_model_checks_its_pieces():
         xlm_roberta_sentencepiece_model(["<s>", "<pad>", "</s>", "<unk>", "<mask>"], [0], {})
     with pytest.raises(ValueError, match=r"non-empty strings"):
         compile_normalization({"": "x"})
+    # No map: no rules; SentencePiece still splits at white space.
+    proto = xlm_roberta_sentencepiece_model(
+        ["<s>", "<pad>", "</s>", "<unk>", "▁a", "▁Ａ", "<mask>"], [0, 0, 0, 0, -1.0, -1.0, 0], {})
+    processor = sentencepiece.SentencePieceProcessor(model_proto=proto)
+    assert processor.normalize("  Ａ\u200b a ") == "▁Ａ\u200b▁a"
 
 
 def test_a_missing_source_file_is_named(tmp_path):

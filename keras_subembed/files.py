@@ -1,4 +1,4 @@
-"""Writing export outputs without ever losing a file.
+"""Writing files without ever losing one: exports, presets, vocabularies.
 
 Every output is written under a hidden staging name beside its target and
 moved into place at the end, so a failed export leaves nothing behind; a
@@ -20,8 +20,8 @@ import re
 import secrets
 import shutil
 
-from keras_subembed.export.flatbuffer import WRITTEN_BY
-from keras_subembed.export.flatbuffer import read_metadata
+from keras_subembed.tflite_metadata import WRITTEN_BY
+from keras_subembed.tflite_metadata import read_metadata
 
 # What `tf.saved_model.save` writes into a SavedModel folder.
 SAVED_MODEL_ENTRIES = {"saved_model.pb", "variables", "assets", "assets.extra", "fingerprint.pb"}

@@ -13,10 +13,6 @@ code scores a Keras model, a `.tflite` file or a table lookup:
   regression trained on some posts, scored on held-out ones.
 * `word_similarity_spearman(embed_words, name)`: WordSim-353 / SimLex-999;
   `table_word_similarity_spearman(table, vocabulary, name)` for a table.
-* `translation_retrieval(queries, candidates)` and
-  `cross_lingual_retrieval(english, translated, ...)`: recall@1 and margins
-  of finding a text's translation among all candidates, per locale, both
-  directions (Django's catalogs: `datasets.django_translation_pairs`).
 * `pareto_front(points)` and `plot_quality_vs_size(rows, path)`: which
   settings are worth their file size.
 """
@@ -130,7 +126,9 @@ def bootstrap_interval(values, reference_values=None, rounds=2000, confidence=0.
     `mean(values) - mean(reference_values)` paired by example when given (e.g.
     a student's and its teacher's `sentiment_correct` on the same sentences).
 
-    >>> low, high = bootstrap_interval(student_correct, teacher_correct)
+    >>> low, high = bootstrap_interval([1, 1, 0, 1, 1, 0, 1, 1], [1, 0, 0, 1, 0, 0, 1, 0])
+    >>> bool(low < 0.375 < high)  # the difference of the means: 6/8 - 3/8
+    True
     """
     values = np.asarray(values, dtype="float64")
     if values.ndim != 1 or len(values) < 2 or not np.all(np.isfinite(values)):
@@ -209,7 +207,11 @@ def word_similarity_spearman(embed_words, name, vocabulary=None):
     `"simlex999"`. With `vocabulary` (a container of words), only pairs of
     two words in it are scored. Returns `(rho, number_of_pairs)`.
 
-    >>> rho, pairs = word_similarity_spearman(lambda words: encoder(words), "simlex999")
+    >>> def embed_words(words):  # e.g. each word through a sentence encoder
+    ...     return np.random.default_rng(0).normal(size=(len(words), 8))
+    >>> rho, pairs = word_similarity_spearman(embed_words, "simlex999")
+    >>> pairs
+    999
     """
     from scipy.stats import spearmanr
 
@@ -247,7 +249,13 @@ def table_word_similarity_spearman(table, vocabulary, name):
     Scores the pairs of `name` whose two words are single tokens of
     `vocabulary` (the table's row order). Returns `(rho, number_of_pairs)`.
 
+    >>> vocabulary = sorted({word for a, b, _ in
+    ...                      keras_subembed.datasets.word_similarity_pairs("wordsim353")
+    ...                      for word in (a, b)})
+    >>> table = np.random.default_rng(0).normal(size=(len(vocabulary), 8))
     >>> rho, pairs = table_word_similarity_spearman(table, vocabulary, "wordsim353")
+    >>> pairs
+    353
     """
     table = np.asarray(table)
     index = {token: i for i, token in enumerate(vocabulary)}
@@ -295,7 +303,9 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
 
     >>> rows = [{"name": "teacher", "file_mb": 22.0, "cosine": 1.0},
     ...         {"name": "sub K=2", "file_mb": 9.0, "cosine": 0.9}]
-    >>> plot_quality_vs_size(rows, "quality.png")
+    >>> path = os.path.join(tempfile.mkdtemp(), "quality.png")
+    >>> plot_quality_vs_size(rows, path) == path
+    True
     """
     # A bare Figure draws with Agg and leaves pyplot's global state alone.
     from matplotlib.figure import Figure
@@ -348,91 +358,3 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
     figure.savefig(path, dpi=120, format="png")
     return path
 
-
-def _unit_rows(argument, value):
-    array = _as_matrix(argument, value)
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    if np.any(norms == 0):
-        raise ValueError(f"`{argument}` holds a zero vector (row {int(np.argmin(norms))}): "
-                         "it has no direction to compare.")
-    return array / norms
-
-
-def translation_retrieval(queries, candidates):
-    """How often `queries[i]` finds `candidates[i]` first among all `candidates`, by cosine.
-
-    Returns `{"accuracy", "margin"}`: recall@1 (ties count against the
-    right match) and the mean over queries of the right candidate's cosine
-    minus the best wrong one's (negative when a wrong one wins). The two
-    sets may come from different models: a student's queries against a
-    teacher's index.
-
-    >>> translation_retrieval([[1.0, 0.1], [0.0, 1.0]], [[1.0, 0.0], [0.2, 1.0]])["accuracy"]
-    1.0
-    """
-    queries = _unit_rows("queries", queries)
-    candidates = _unit_rows("candidates", candidates)
-    if queries.shape != candidates.shape or len(queries) < 2:
-        raise ValueError(
-            "`queries` and `candidates` must have the same shape, row i of one the "
-            "translation of row i of the other, and at least 2 rows. "
-            f"Received: {queries.shape} and {candidates.shape}")
-    similarity = queries @ candidates.T
-    right = np.diag(similarity).copy()
-    np.fill_diagonal(similarity, -np.inf)
-    best_wrong = similarity.max(axis=1)
-    return {"accuracy": float(np.mean(right > best_wrong)),
-            "margin": float(np.mean(right - best_wrong))}
-
-
-def cross_lingual_retrieval(english, translated, english_index=None, translated_index=None):
-    """Recall@1 and margins of English -> locale and locale -> English retrieval, per locale.
-
-    Args:
-        english: `{locale: vectors}` of the English texts, row i the
-            original of `translated[locale]`'s row i (e.g. from
-            `datasets.django_translation_pairs(locale)`).
-        translated: `{locale: vectors}` of their translations.
-        english_index, translated_index: the vectors searched, when not the
-            queries' own: e.g. a teacher's, to score a student's queries
-            against a server index built with the teacher.
-
-    Returns:
-        `{"english_to_locale": ..., "locale_to_english": ...}`, each
-        `{"accuracy": {locale: recall@1}, "margin": {locale: mean margin},
-        "mean_accuracy", "mean_margin"}` (means over locales).
-
-    Example:
-
-    >>> scores = cross_lingual_retrieval({"fr": english_fr}, {"fr": french})
-    >>> scores["english_to_locale"]["mean_accuracy"]
-    """
-    english_index = english if english_index is None else english_index
-    translated_index = translated if translated_index is None else translated_index
-    sets = {"english": english, "translated": translated, "english_index": english_index,
-            "translated_index": translated_index}
-    for name, value in sets.items():
-        if not isinstance(value, dict) or not value:
-            raise TypeError(f"`{name}` must be a non-empty dict {{locale: vectors}}. "
-                            f"Received: {type(value).__name__}")
-    locales = sorted(english)
-    for name, value in sets.items():
-        if sorted(value) != locales:
-            raise ValueError(f"`{name}` must have the same locales as `english` "
-                             f"({locales}). Received: {sorted(value)}")
-    directions = {"english_to_locale": (english, translated_index),
-                  "locale_to_english": (translated, english_index)}
-    scores = {}
-    for direction, (queries, candidates) in directions.items():
-        per_locale = {}
-        for locale in locales:
-            try:
-                per_locale[locale] = translation_retrieval(queries[locale], candidates[locale])
-            except ValueError as error:
-                raise ValueError(f"Locale {locale!r}, {direction}: {error}") from None
-        accuracy = {locale: value["accuracy"] for locale, value in per_locale.items()}
-        margin = {locale: value["margin"] for locale, value in per_locale.items()}
-        scores[direction] = {"accuracy": accuracy, "margin": margin,
-                             "mean_accuracy": float(np.mean(list(accuracy.values()))),
-                             "mean_margin": float(np.mean(list(margin.values())))}
-    return scores
