@@ -46,6 +46,7 @@ from run_tflite import positive_int  # noqa: E402
 from run_tflite import print_latency  # noqa: E402
 from run_tflite import run_command  # noqa: E402
 from run_tflite import vocabulary_path_of  # noqa: E402
+from wordpiece_tokenizer import check_bool  # noqa: E402
 
 INPUTS = ("token_ids", "padding_mask")
 # Written into the .npy header (a Python comment numpy skips): --overwrite
@@ -147,6 +148,7 @@ def cosine_top_k(queries, corpus, top_k):
 def check_output(path, overwrite, protected):
     """Refuses an --output that is not .npy, is an input, cannot be written, or
     exists (unless --overwrite, and then only a file this script wrote)."""
+    check_bool("overwrite", overwrite)
     path = pathlib.Path(path)
     if path.suffix != ".npy":
         raise RunnerError(f"--output must end in .npy, got {path}")

@@ -62,6 +62,15 @@ class VocabularyError(ValueError):
     """The vocabulary cannot drive the tokenizer (e.g. a special token is missing)."""
 
 
+def check_bool(name, value, allow_none=False):
+    """`value` if it is a bool (or None when allowed); a string such as "False"
+    would read as true, so anything else is a `TypeError` naming `name`."""
+    if isinstance(value, bool) or (allow_none and value is None):
+        return value
+    raise TypeError(f"`{name}` must be a bool{' or None' if allow_none else ''}. "
+                    f"Received: {name}={value!r}")
+
+
 def _in_ranges(char, ranges):
     code = ord(char)
     return any(low <= code <= high for low, high in ranges)
@@ -103,6 +112,27 @@ def casefold(word):
     """NFKC_Casefold: NFKC, full case folding, NFKC again, ignorables dropped."""
     word = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", word).casefold())
     return "".join(char for char in word if not _in_ranges(char, _DEFAULT_IGNORABLE))
+
+
+def fold_for_uncased_bert(text):
+    """The text to give a tokenizer that only lowercases (MediaPipe's BERT
+    tokenizer) so that it yields the ids of an uncased, accent-stripping one
+    (keras-hub's `BertTokenizer(lowercase=True, strip_accents=True)`, which
+    all-MiniLM-L6-v2's Keras model uses).
+
+    NFKC with case folding ("Straße" -> "strasse", "ＡＢＣ" -> "abc"), NFD,
+    the combining marks dropped ("café" -> "cafe", "が" -> "か"), then NFC,
+    which puts Hangul syllables back together: stopping after NFD, as plain
+    accent stripping does, leaves Korean as loose jamo that MediaPipe turns
+    into other ids than the Keras model's. Standard library only: copy it
+    into an app.
+
+    >>> fold_for_uncased_bert("Crème Brûlée, Straße, 한국어")
+    'creme brulee, strasse, 한국어'
+    """
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = "".join(c for c in unicodedata.normalize("NFD", text) if _category(c) != "Mn")
+    return unicodedata.normalize("NFC", text)
 
 
 def read_vocabulary(path):
@@ -156,9 +186,12 @@ class WordPieceTokenizer:
                 f"{', '.join((oov_token,) + BERT_SPECIAL_TOKENS)}")
         # Later duplicates win, as in keras-hub's token -> id dict.
         self.token_to_id = {token: i for i, token in enumerate(self.vocabulary)}
-        self.lowercase = lowercase
+        self.lowercase = check_bool("lowercase", lowercase)
+        strip_accents = check_bool("strip_accents", strip_accents, allow_none=True)
         self.strip_accents = lowercase if strip_accents is None else strip_accents
-        self.split_on_cjk = split_on_cjk
+        self.split_on_cjk = check_bool("split_on_cjk", split_on_cjk)
+        special_tokens_in_strings = check_bool("special_tokens_in_strings",
+                                               special_tokens_in_strings)
         self.special_tokens = BERT_SPECIAL_TOKENS if special_tokens_in_strings else ()
         self.suffix_indicator = suffix_indicator
         self.oov_token = oov_token
@@ -224,6 +257,9 @@ class WordPieceTokenizer:
 
     def pack(self, ids, sequence_length):
         """`[CLS] ids [SEP]`, the ids cut so the whole fits `sequence_length`."""
+        if isinstance(sequence_length, bool) or not isinstance(sequence_length, int):
+            raise TypeError(f"`sequence_length` must be an int. "
+                            f"Received: sequence_length={sequence_length!r}")
         if sequence_length < 2:
             raise ValueError(f"sequence_length must be at least 2 ([CLS] and [SEP]), got {sequence_length}")
         return [self.cls_id] + list(ids[: sequence_length - 2]) + [self.sep_id]

@@ -10,9 +10,12 @@ embeds raw strings, as it does on Android, iOS and the web.
 import argparse
 import pathlib
 import sys
-import unicodedata
 
 import numpy as np
+
+# The app-side recipe lives with the device tokenizer (standard library only).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "device"))
+from wordpiece_tokenizer import fold_for_uncased_bert  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -22,13 +25,10 @@ def parse_args(argv=None):
     parser.add_argument("--corpus", required=True, help="a text file, one document per line")
     parser.add_argument("--top", type=int, default=5)
     parser.add_argument("--strip-accents", action="store_true",
-                        help="strip accents before embedding (models trained on stripped text, "
-                             "e.g. all-MiniLM-L6-v2: MediaPipe's tokenizer keeps them)")
+                        help="fold case and strip accents before embedding, as the model's "
+                             "tokenizer does (uncased models trained on stripped text, e.g. "
+                             "all-MiniLM-L6-v2: MediaPipe's tokenizer keeps accents)")
     return parser.parse_args(argv)
-
-
-def strip_accents(text):
-    return "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
 
 
 def main(argv=None):
@@ -42,7 +42,7 @@ def main(argv=None):
         sys.exit(f"{args.corpus} has no non-empty lines")
     options = text_embedder.TextEmbedderOptions(
         base_options=BaseOptions(model_asset_path=args.model), l2_normalize=True)
-    prepare = strip_accents if args.strip_accents else (lambda text: text)
+    prepare = fold_for_uncased_bert if args.strip_accents else (lambda text: text)
     with text_embedder.TextEmbedder.create_from_options(options) as task:
         def embed(text):
             return np.asarray(task.embed(prepare(text)).embeddings[0].embedding, "float32")

@@ -44,6 +44,33 @@ def check_int(name, value):
     return int(value)
 
 
+def check_non_negative_int(name, value):
+    """`value` as an int; `ValueError` naming `name` unless it is an integer >= 0."""
+    if not _is_integer(value) or value < 0:
+        raise ValueError(
+            f"`{name}` must be an integer >= 0. "
+            f"Received: {name}={value!r} (of type {type(value).__name__})."
+        )
+    return int(value)
+
+
+def check_finite_array(name, value):
+    """`value` as a float64 NumPy array; `ValueError` naming `name` unless every
+    value is a finite number (`TypeError` when they are not numbers)."""
+    array = np.asarray(value)
+    if array.dtype == bool or not (np.issubdtype(array.dtype, np.number)
+                                   or array.dtype.name.startswith(("bfloat", "float"))):
+        raise TypeError(f"`{name}` must be an array of numbers. Received dtype {array.dtype}.")
+    array = array.astype(np.float64)
+    bad = np.argwhere(~np.isfinite(array))
+    if bad.size:
+        raise ValueError(
+            f"`{name}` must hold finite numbers; it has {len(bad)} NaN or infinite values, "
+            f"at {[tuple(int(i) for i in index) for index in bad[:3]]}."
+        )
+    return array
+
+
 def check_positive_number(name, value):
     """`value` as a float; `ValueError` unless it is a finite number > 0."""
     if not _is_real(value) or not 0 < value < float("inf"):
@@ -104,3 +131,29 @@ def check_choice(name, value, choices):
         shown = " or ".join("None" if c is None else f'"{c}"' for c in choices)
         raise ValueError(f"`{name}` must be {shown}. Received: {name}={value!r}")
     return value
+
+
+def check_id_values(name, values):
+    """Token ids known now (NumPy): `TypeError` unless they are numbers, and
+    `ValueError` naming the first few fractional ones.
+
+    A float id must be a whole number: 60.9 is not token 60. NaN and
+    infinities pass here; the range check that follows reports them.
+    """
+    values = np.asarray(values)
+    if values.dtype.kind not in "iuf":
+        shown = values.flat[0] if values.size else None
+        raise TypeError(
+            f"`{name}` must hold integer token ids (any integer or float dtype). "
+            f"Received: {name} of dtype {values.dtype}, e.g. {shown!r}."
+        )
+    if values.dtype.kind == "f":
+        finite = values[np.isfinite(values)]
+        fractional = np.unique(finite[finite != np.floor(finite)])
+        if fractional.size:
+            raise ValueError(
+                f"`{name}` must hold whole-number token ids: a fractional id is not an "
+                f"id (it would silently be truncated to another token). Received: "
+                f"{fractional[:5].tolist()}{' and more' if fractional.size > 5 else ''}."
+            )
+    return values

@@ -50,3 +50,38 @@ def test_bool_and_choice():
     assert checks.check_choice("norm", None, ("layer_norm", None)) is None
     with pytest.raises(ValueError, match=re.escape("`norm` must be \"layer_norm\" or None. Received: norm='batch'")):
         checks.check_choice("norm", "batch", ("layer_norm", None))
+
+
+# --- issue 32 ---------------------------------------------------------------------------
+
+
+def test_non_negative_int_takes_zero_and_refuses_fractions():
+    assert checks.check_non_negative_int("refinements", np.int64(0)) == 0
+    for bad in (-1, 2.5, True, "2"):
+        with pytest.raises(ValueError, match=re.escape(
+                f"`refinements` must be an integer >= 0. Received: refinements={bad!r}")):
+            checks.check_non_negative_int("refinements", bad)
+
+
+def test_finite_array_names_where_the_nan_is():
+    np.testing.assert_array_equal(checks.check_finite_array("table", [[1, 2]]), [[1.0, 2.0]])
+    with pytest.raises(ValueError, match=re.escape(
+            "`table` must hold finite numbers; it has 2 NaN or infinite values, at "
+            "[(0, 1), (1, 0)]")):
+        checks.check_finite_array("table", [[1.0, np.nan], [np.inf, 0.0]])
+    with pytest.raises(TypeError, match=re.escape(
+            "`table` must be an array of numbers. Received dtype <U1")):
+        checks.check_finite_array("table", [["a"]])
+
+
+def test_id_values_refuse_fractions_and_strings_but_pass_whole_floats_and_nan():
+    checks.check_id_values("token_ids", np.array([1.0, 60.0, np.nan, 1e10]))
+    with pytest.raises(ValueError, match=re.escape(
+            "`token_ids` must hold whole-number token ids: a fractional id is not an id (it "
+            "would silently be truncated to another token). Received: [-0.5, 60.9].")):
+        checks.check_id_values("token_ids", np.array([[60.9, 3.0], [-0.5, 60.9]]))
+    for bad in (np.array(["5"]), np.array([True])):
+        with pytest.raises(TypeError, match=re.escape(
+                "`token_ids` must hold integer token ids (any integer or float dtype). "
+                f"Received: token_ids of dtype {bad.dtype}")):
+            checks.check_id_values("token_ids", bad)

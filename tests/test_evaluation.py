@@ -2,8 +2,10 @@ import collections
 import importlib.util
 import os
 import pathlib
+import re
 import subprocess
 import sys
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -118,6 +120,32 @@ def test_bootstrap_interval_errors():
         evaluation.bootstrap_interval([1, 0], rounds=10)
     with pytest.raises(ValueError, match=r"confidence=1.5"):
         evaluation.bootstrap_interval([1, 0], confidence=1.5)
+    for confidence in ("0.9", True, None):
+        with pytest.raises(ValueError, match=re.escape(
+                f"`confidence` must be a probability strictly between 0 and 1. "
+                f"Received: confidence={confidence!r}")):
+            evaluation.bootstrap_interval([1, 0], confidence=confidence)
+    with pytest.raises(ValueError, match=r"`rounds` must be an integer\. Received: rounds=200\.5"):
+        evaluation.bootstrap_interval([1, 0], rounds=200.5)
+
+
+def test_bootstrap_interval_memory_stays_bounded_with_many_examples():
+    """Rounds x examples resampled at once was 800 MB here (1.56 GB at 2,000 rounds)."""
+    rng = np.random.default_rng(0)
+    values = (rng.random(50_000) < 0.8).astype("float64")
+    reference = (rng.random(50_000) < 0.7).astype("float64")
+    tracemalloc.start()
+    try:
+        low, high = evaluation.bootstrap_interval(values, reference, rounds=1000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40e6, peak
+    # The paired difference's standard error: sqrt(var(values - reference) / n).
+    difference = values - reference
+    centre, spread = difference.mean(), 1.96 * difference.std() / np.sqrt(len(difference))
+    assert abs((low + high) / 2 - centre) < 0.1 * spread
+    assert abs((high - low) / 2 - spread) < 0.1 * spread
 
 
 def test_stratified_split_is_deterministic_and_balanced():
@@ -383,3 +411,42 @@ def test_cross_lingual_retrieval_names_mismatched_inputs():
         evaluation.cross_lingual_retrieval({"fr": english}, {"de": translated})
     with pytest.raises(TypeError, match=r"`english` must be a non-empty dict"):
         evaluation.cross_lingual_retrieval(english, {"fr": translated})
+
+
+@needs_gensim
+def test_sentence_evaluation_measures_against_the_first_encoder_measured():
+    import keras
+    import keras_hub
+
+    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + (
+        "the of to and in is good bad news game team".split())
+    preprocessor = keras_hub.models.BertTextEmbedderPreprocessor(
+        keras_hub.models.BertTokenizer(vocabulary=vocabulary), sequence_length=16)
+
+    def embedder(seed):
+        keras.utils.set_random_seed(seed)
+        backbone = keras_hub.models.BertBackbone(len(vocabulary), num_layers=1, num_heads=2,
+                                                 hidden_dim=8, intermediate_dim=16,
+                                                 max_sequence_length=32)
+        return keras_hub.models.BertTextEmbedder(backbone, preprocessor)
+
+    rng = np.random.default_rng(0)
+
+    def sentences(count):
+        return [" ".join(rng.choice(vocabulary[5:], size=rng.integers(2, 8))) for _ in range(count)]
+
+    labels = np.array([0, 1] * 20)
+    suite = evaluation.SentenceEvaluation(preprocessor, sentences(30), sentences(30),
+                                          (sentences(40), labels),
+                                          (sentences(40), labels, sentences(20), labels[:20]))
+    teacher = suite.measure(evaluation.keras_runner(embedder(0)))
+    assert teacher["cosine_in_domain"] == teacher["cosine_out_of_domain"] == 1.0
+    assert teacher["sentiment_vs_teacher_95"] == [0.0, 0.0]
+    student = suite.measure(evaluation.keras_runner(embedder(1)))
+    assert student["cosine_out_of_domain"] < 0.99
+    low, high = student["sentiment_vs_teacher_95"]
+    difference = student["sentiment_accuracy"] - teacher["sentiment_accuracy"]
+    assert low - 1e-4 <= difference <= high + 1e-4 and low < high
+    assert set(student) == set(teacher) == {
+        "cosine_in_domain", "cosine_out_of_domain", "sentiment_accuracy", "topic_accuracy",
+        "wordsim353", "simlex999", "sentiment_vs_teacher_95"}

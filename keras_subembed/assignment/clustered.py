@@ -25,6 +25,7 @@ from sklearn.metrics.pairwise import euclidean_distances
 from keras_subembed.assignment.code_space import check_rows_per_table
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_choice
+from keras_subembed.checks import check_non_negative_int
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed
 from keras_subembed.assignment.validation import check_reserved_ids
@@ -99,6 +100,7 @@ def _cluster(points, num_clusters, capacity, balanced, refinements, random_state
 # A distance |a - b|^2 is at most 4 * max |row|^2, and sums of many of them
 # must stay finite in float32 (max 3.4e38).
 MAX_SQUARED_NORM = 1e30
+_CHECK_VALUES = 2**20  # squared in float64 at a time: 8 MB
 
 
 def check_embedding_table(embeddings, name="embeddings"):
@@ -116,8 +118,15 @@ def check_embedding_table(embeddings, name="embeddings"):
         raise ValueError(
             f"`{name}` must hold floating-point values. Received dtype {array.dtype}."
         )
-    array = array.astype(np.float32)
-    bad_rows = np.flatnonzero(~np.isfinite(array).all(axis=1))
+    # No copy of a float32 table (callers only read it), and the squared
+    # norms in float64 a block of rows at a time: a large table is not doubled.
+    array = array.astype(np.float32, copy=False)
+    rows = max(1, _CHECK_VALUES // max(1, array.shape[1]))
+    squared = np.concatenate([
+        np.sum(np.square(array[start:start + rows], dtype=np.float64), axis=1)
+        for start in range(0, len(array), rows)] or [np.zeros(0)])
+    # A NaN or infinite value makes its row's squared norm NaN or infinite.
+    bad_rows = np.flatnonzero(~np.isfinite(squared))
     if bad_rows.size:
         raise ValueError(
             f"`{name}` has NaN or infinite values in rows "
@@ -125,7 +134,6 @@ def check_embedding_table(embeddings, name="embeddings"):
         )
     # k-means and least squares square the values in float32: a row whose
     # squared norm overflows gives infinite distances and garbage codes.
-    squared = np.sum(np.square(array, dtype=np.float64), axis=1)
     big_rows = np.flatnonzero(squared > MAX_SQUARED_NORM)
     if big_rows.size:
         raise ValueError(
@@ -171,12 +179,14 @@ def clustered_codes(
     >>> clustered_codes(table, num_tables=2, rows_per_table=40).shape
     (1000, 2)
     """
-    table = check_embedding_table(table)
+    table = check_embedding_table(table, name="table")
     num_ids = table.shape[0]
     num_tables = check_positive_int("num_tables", num_tables)
     seed = check_seed(seed)
     metric = check_choice("metric", metric, ("cosine", "euclidean"))
     balanced = check_bool("balanced", balanced)
+    refinements = check_non_negative_int("refinements", refinements)
+    verbose = check_bool("verbose", verbose)
     reserved = check_reserved_ids(reserved_ids, num_ids)
     num_reserved = len(reserved)
     rows_per_table = check_rows_per_table(

@@ -18,6 +18,7 @@ formula `c_k = floor(s / M^k) mod M`.
 
 import numpy as np
 
+from keras_subembed.checks import check_non_negative_int
 from keras_subembed.checks import check_positive_int
 
 # Codes are gathered as int32 indices.
@@ -26,6 +27,9 @@ MAX_ROWS_PER_TABLE = 2**31 - 1
 
 def ordinary_capacity(rows_per_table, num_tables, num_reserved=0):
     """Number of distinct codes left for ordinary (non-reserved) ids."""
+    rows_per_table = check_positive_int("rows_per_table", rows_per_table)
+    num_tables = check_positive_int("num_tables", num_tables)
+    num_reserved = check_non_negative_int("num_reserved", num_reserved)
     return (rows_per_table - num_reserved) * rows_per_table ** (num_tables - 1)
 
 
@@ -36,6 +40,9 @@ def minimum_rows_per_table(num_ids, num_tables, num_reserved=0):
     >>> minimum_rows_per_table(50_265, 3)
     37
     """
+    num_ids = check_positive_int("num_ids", num_ids)
+    num_tables = check_positive_int("num_tables", num_tables)
+    num_reserved = check_non_negative_int("num_reserved", num_reserved)
     num_ordinary = num_ids - num_reserved
     rows = max(int(round(num_ordinary ** (1.0 / num_tables))) - 1, 1)
     rows = max(rows, num_reserved + 1)

@@ -3,6 +3,7 @@
 import numpy as np
 
 from keras_subembed.assignment.code_space import codes_from_slots
+from keras_subembed.checks import check_positive_int
 
 
 def digit_codes(num_ids, num_tables, rows_per_table, reserved_ids=()):
@@ -17,6 +18,9 @@ def digit_codes(num_ids, num_tables, rows_per_table, reserved_ids=()):
     >>> digit_codes(5, num_tables=3, rows_per_table=2)[3].tolist()
     [1, 1, 0]
     """
+    num_ids = check_positive_int("num_ids", num_ids)
+    rows_per_table = check_positive_int("rows_per_table", rows_per_table)
+    num_tables = check_positive_int("num_tables", num_tables)
     num_ordinary = num_ids - len(tuple(reserved_ids))
     return codes_from_slots(
         np.arange(num_ordinary),

@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from keras_subembed.checks import check_positive_int
+
 _PACKABLE_BITS = (1, 2, 4)
 
 
@@ -39,6 +41,7 @@ def pack_codes(codes, rows_per_table):
     >>> pack_codes(np.array([[1, 2, 3]]), rows_per_table=16).tolist()
     [[33, 3]]
     """
+    rows_per_table = check_positive_int("rows_per_table", rows_per_table)
     bits = bits_per_code(rows_per_table)
     if bits is None:
         raise ValueError(
@@ -55,6 +58,8 @@ def pack_codes(codes, rows_per_table):
 
 def unpack_codes(packed, rows_per_table, num_tables):
     """The `(V, num_tables)` int64 codes of a `pack_codes` array (NumPy)."""
+    rows_per_table = check_positive_int("rows_per_table", rows_per_table)
+    num_tables = check_positive_int("num_tables", num_tables)
     bits = bits_per_code(rows_per_table)
     per_byte = 8 // bits
     packed = np.asarray(packed, dtype=np.int64)

@@ -33,6 +33,8 @@ DEFAULT_ROWS_PER_TABLE = 256
 
 def sub_widths(width, num_tables):
     """Column count of each of `num_tables` chunks of `width` (first ones wider by 1)."""
+    width = check_positive_int("width", width)
+    num_tables = check_positive_int("num_tables", num_tables)
     base, extra = divmod(width, num_tables)
     return [base + 1] * extra + [base] * (num_tables - extra)
 
@@ -173,7 +175,7 @@ def product_codes(
     >>> codes.shape, int(codes.max()) < 16
     ((1000, 8), True)
     """
-    table = check_embedding_table(table)
+    table = check_embedding_table(table, name="table")
     num_ids, width = table.shape
     num_tables = check_positive_int("num_tables", num_tables)
     if num_tables > width:
@@ -184,6 +186,7 @@ def product_codes(
     rows_per_table = check_rows_limit(check_positive_int("rows_per_table", rows_per_table))
     reserved = check_reserved_ids(reserved_ids, num_ids)
     distinct = check_bool("distinct_codes", distinct_codes)
+    verbose = check_bool("verbose", verbose)
     max_iterations = check_positive_int("max_iterations", max_iterations)
     max_points_per_center = check_positive_int("max_points_per_center", max_points_per_center)
     seed = check_seed(seed)
@@ -216,7 +219,9 @@ def product_codes(
     if fitted.size > max_points_per_center * num_choices:
         fitted = np.sort(rng.choice(fitted, max_points_per_center * num_choices, replace=False))
     fitted_weights = None if weights is None else weights[fitted]
-    local = np.zeros((ordinary.size, num_tables), dtype=np.int64)
+    # Each sub-space's codes go straight into the result: no second
+    # (ids, num_tables) array beside it.
+    codes = np.empty((num_ids, num_tables), dtype=np.int64)
     distances = []
     progress = keras.utils.Progbar(num_tables, verbose=1 if verbose else 0, unit_name="sub-space")
     start = 0
@@ -229,15 +234,13 @@ def product_codes(
         )
         chunk = table[ordinary, columns]
         # scikit-learn works in chunks: memory stays bounded on a 2M-id table.
-        local[:, k] = pairwise_distances_argmin(chunk, centers)
+        codes[ordinary, k] = num_reserved + pairwise_distances_argmin(chunk, centers)
         if distinct:  # (tokens, M) per sub-space: kept only when needed
             distances.append(euclidean_distances(chunk, centers, squared=True))
         progress.update(k + 1)
     if distinct:
-        local = _make_distinct(local, distances, num_choices)
-
-    codes = np.empty((num_ids, num_tables), dtype=np.int64)
-    codes[ordinary] = num_reserved + local
+        codes[ordinary] = num_reserved + _make_distinct(
+            codes[ordinary] - num_reserved, distances, num_choices)
     codes[list(reserved)] = np.arange(num_reserved)[:, None]
     return codes
 

@@ -4,6 +4,7 @@ import numpy as np
 
 from keras_subembed.assignment.code_space import codes_from_slots
 from keras_subembed.assignment.code_space import ordinary_capacity
+from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed
 
 
@@ -17,6 +18,9 @@ def random_codes(num_ids, num_tables, rows_per_table, reserved_ids=(), seed=0):
     >>> len({tuple(c) for c in codes})
     1000
     """
+    num_ids = check_positive_int("num_ids", num_ids)
+    rows_per_table = check_positive_int("rows_per_table", rows_per_table)
+    num_tables = check_positive_int("num_tables", num_tables)
     num_reserved = len(tuple(reserved_ids))
     seed = check_seed(seed)
     capacity = ordinary_capacity(rows_per_table, num_tables, num_reserved)

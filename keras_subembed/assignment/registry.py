@@ -42,21 +42,8 @@ _PRODUCT_COLUMNS_PER_CODE = 12
 
 @dataclasses.dataclass(frozen=True)
 class Assignment:
-    """A registered assignment: its `fit` and what a layer must know of it.
-
-    Attributes:
-        fit: `fit(table, num_tables, rows_per_table, **keywords) -> codes`.
-        reads_table: whether `fit` reads a pretrained table's vectors (only
-            `SubEmbedding.from_pretrained` can use it) or only their number.
-        stored: whether the layer stores the codes (False: `"digits"`,
-            which the layer computes from each id in its graph).
-        num_tables: `num_tables(width)`, the default K for a table `width`
-            columns wide, or None for the layer's default (3).
-        rows_per_table: the default M, or None: the smallest M that gives
-            every id its own code tuple.
-        distinct_codes: whether its codes give every id its own code tuple
-            (the layer checks that they do).
-    """
+    """A registered assignment: its `fit` and what a layer must know of it
+    (the arguments of `register_assignment`)."""
 
     fit: object
     reads_table: bool = True

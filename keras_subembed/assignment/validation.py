@@ -4,6 +4,9 @@ import numbers
 
 import numpy as np
 
+from keras_subembed.checks import check_bool
+from keras_subembed.checks import check_positive_int
+
 _MAX_LISTED = 5
 
 
@@ -22,6 +25,11 @@ def check_codes(codes, rows_per_table=None, num_ids=None, num_tables=None, disti
     `[0, rows_per_table)`, and (when `distinct`) every id a distinct code
     tuple. The error names the offending ids.
     """
+    rows_per_table, num_ids, num_tables = (
+        None if value is None else check_positive_int(name, value) for name, value in (
+            ("rows_per_table", rows_per_table), ("num_ids", num_ids),
+            ("num_tables", num_tables)))
+    distinct = check_bool("distinct", distinct)
     array = np.asarray(codes)
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
         raise ValueError(

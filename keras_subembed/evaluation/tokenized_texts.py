@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from keras_subembed.checks import check_positive_int
+
 
 class TokenizedTexts:
     """Token ids of texts, packed once, embedded in batches of similar length.
@@ -25,6 +27,7 @@ class TokenizedTexts:
     """
 
     def __init__(self, texts, preprocessor, batch_size=64):
+        batch_size = check_positive_int("batch_size", batch_size)
         features = preprocessor(list(texts))
         self.token_ids = np.asarray(features["token_ids"], dtype="int32")
         self.padding_mask = np.asarray(features["padding_mask"], dtype="int32")

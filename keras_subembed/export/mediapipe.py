@@ -270,8 +270,10 @@ def check_tokenizer_normalization(tokenizer, check_normalization):
             "This model's tokenizer strips accents (\"café\" -> \"cafe\") and MediaPipe's BERT "
             "tokenizer does not: on the phone accented words get other ids (often [UNK] or "
             "several pieces) and their sentences other vectors. Text without accents is "
-            "embedded as in Keras. Strip accents in the app before calling embed() "
-            "(NFD, drop combining marks) to get the model's ids."
+            "embedded as in Keras. Fold the text in the app before calling embed(): "
+            "NFKC, case folding, NFD, drop the combining marks, then NFC (NFC last keeps "
+            "Hangul syllables whole; `fold_for_uncased_bert` in the repository's "
+            "device/wordpiece_tokenizer.py) to get the model's ids."
         )
         warn_or_raise(check_normalization, message)
 

@@ -8,6 +8,7 @@ from keras import ops
 
 from keras_subembed.assignment.clustered import check_embedding_table
 from keras_subembed.checks import check_bool
+from keras_subembed.checks import check_id_values
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed  # noqa: F401 (re-exported)
 from keras_subembed.layers.compression_report import CompressionReport
@@ -78,19 +79,21 @@ def pretrained_sizes(table, kwargs):
     return kwargs
 
 
-def forget_compiled_steps(layer):
-    """Drop the compiled predict/evaluate/train steps of every model holding `layer`.
+def forget_compiled_steps(*layers):
+    """Drop the compiled predict/evaluate/train steps of every model holding one of `layers`.
 
     Keras traces a model's steps once and reuses them; a change that alters
-    the traced graph (freezing) takes effect only in a fresh trace.
+    the traced graph (freezing, fake quantization) takes effect only in a
+    fresh trace.
     """
+    wanted = {id(layer) for layer in layers}
+    steps = ("predict_function", "test_function", "train_function")
     for model in gc.get_objects():
         if not isinstance(model, keras.Model):
             continue
-        steps = ("predict_function", "test_function", "train_function")
         if all(getattr(model, step, None) is None for step in steps):
             continue
-        if any(sublayer is layer for sublayer in model._flatten_layers()):
+        if any(id(sublayer) in wanted for sublayer in model._flatten_layers()):
             for step in steps:
                 setattr(model, step, None)
 
@@ -104,13 +107,14 @@ class CompressedEmbedding(keras.layers.Layer):
     `build_weights()`, then adds the cache) and everything else the contract
     shares:
 
-    * token ids may be any integer or float dtype (floats are truncated, like
-      `Embedding`);
-    * **out-of-range ids** (outside `[0, input_dim)`, NaN included): an eager
-      call raises a `ValueError` naming them with their real values, checked
-      before any narrowing cast; inside a compiled graph (tf.function, XLA,
-      SavedModel, TFLite), where no error can be raised, they map to an
-      all-zero vector -- never to another token's vector;
+    * token ids may be any integer or float dtype; a float id must be a whole
+      number (60.9 is not token 60, unlike `Embedding`, which truncates);
+    * **ids that are not ids** (outside `[0, input_dim)`, fractional, NaN):
+      an eager call raises a `ValueError` naming them with their real
+      values, checked before any narrowing cast (strings: `TypeError`);
+      inside a compiled graph (tf.function, XLA, SavedModel, TFLite), where
+      no error can be raised, they map to an all-zero vector -- never to
+      another token's vector;
     * `compute_mask` as `keras.layers.Embedding` (`mask_zero`);
     * `embedding_table()` and `compression_report()`;
     * **freezing** (the inference cache): `freeze()`, or `cached=True` in the
@@ -169,7 +173,7 @@ class CompressedEmbedding(keras.layers.Layer):
         >>> layer.input_dim, layer.output_dim
         (1000, 32)
         """
-        del verbose  # nothing is fitted here
+        check_bool("verbose", verbose)  # nothing is fitted here
         table = check_embedding_table(table, name="table")
         return cls(**pretrained_sizes(table, kwargs))
 
@@ -258,7 +262,7 @@ class CompressedEmbedding(keras.layers.Layer):
             `(..., output_dim)` vectors (all zeros for out-of-range ids in
             compiled graphs), or `(..., input_dim)` logits.
         """
-        if reverse:
+        if check_bool("reverse", reverse):
             width = getattr(inputs, "shape", np.shape(inputs))[-1:]
             if width and width[0] is not None and width[0] != self.output_dim:
                 raise ValueError(
@@ -287,25 +291,17 @@ class CompressedEmbedding(keras.layers.Layer):
         if values is not None:
             self._raise_if_out_of_range(values)
         inputs = ops.convert_to_tensor(inputs)
+        in_range = ops.logical_and(ops.greater_equal(inputs, 0),
+                                   ops.less(inputs, self.input_dim))
         if "float" in str(inputs.dtype):
-            # Truncation maps (-1, input_dim) onto valid ids; NaN fails both.
-            above = ops.greater(inputs, -1)
-        else:
-            above = ops.greater_equal(inputs, 0)
-        in_range = ops.logical_and(above, ops.less(inputs, self.input_dim))
+            # A fractional id is no id (NaN fails this too): the zero vector.
+            in_range = ops.logical_and(in_range, ops.equal(ops.floor(inputs), inputs))
         token_ids = ops.cast(ops.where(in_range, inputs, 0), "int32")
         return token_ids, in_range
 
     def _raise_if_out_of_range(self, values):
-        if values.dtype.kind == "f":
-            in_range = (values > -1) & (values < self.input_dim)
-        elif values.dtype.kind in "iu":
-            in_range = (values >= 0) & (values < self.input_dim)
-        else:
-            raise ValueError(
-                f"Token ids must be integers or floats for layer '{self.name}'. "
-                f"Received dtype {values.dtype}."
-            )
+        values = check_id_values(f"token_ids` of layer `{self.name}", values)
+        in_range = (values >= 0) & (values < self.input_dim)
         bad = np.unique(values[~in_range])
         if bad.size:
             raise ValueError(

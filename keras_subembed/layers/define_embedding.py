@@ -153,6 +153,7 @@ class DeFINEEmbedding(CompressedEmbedding):
         (16, (1000, 32))
         """
         table = check_embedding_table(table, name="table")
+        verbose = check_bool("verbose", verbose)
         if isinstance(map_layer, dict) and "class_name" not in map_layer:
             kwargs.setdefault("map_dim", 128)
             map_layer = SubEmbedding.from_pretrained(

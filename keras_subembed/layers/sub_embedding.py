@@ -300,6 +300,7 @@ class SubEmbedding(CompressedEmbedding):
         """
         table = check_embedding_table(table, name="table")
         kwargs = pretrained_sizes(table, kwargs)
+        verbose = check_bool("verbose", verbose)
         if token_weights is not None:
             token_weights = check_token_weights(token_weights, table.shape[0], "token_weights")
         named = assignment if isinstance(assignment, str) and assignment != "explicit" else None

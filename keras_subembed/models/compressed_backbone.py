@@ -4,6 +4,8 @@ import keras
 import keras_hub
 import numpy as np
 
+from keras_subembed.assignment.clustered import check_embedding_table
+from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.embedding_kinds import EMBEDDING_KINDS
@@ -88,9 +90,8 @@ def pretrained_token_embedding(
     >>> layer = pretrained_token_embedding(table, "sub",
     ...     {"num_tables": 2, "rows_per_table": 256})
     """
-    table = np.asarray(table, dtype=np.float32)
-    if table.ndim != 2:
-        raise ValueError(f"`table` must be a (V, d) array. Received shape {table.shape}.")
+    table = check_embedding_table(table, name="table")
+    verbose = check_bool("verbose", verbose)
     num_ids, width = table.shape
     if embedding_kwargs is not None and not isinstance(embedding_kwargs, dict):
         raise TypeError(
@@ -426,6 +427,7 @@ def compress_backbone(
     """
     _embedding_node(backbone)  # a clear error before any work
     _check_copyable(backbone)
+    verbose = check_bool("verbose", verbose)
     source_config = shortened_config(backbone, max_sequence_length)
     source_embedding = backbone.token_embedding
     token_embedding = pretrained_token_embedding(

@@ -4,6 +4,7 @@ import keras
 import keras_hub
 import numpy as np
 
+from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.embedding_kinds import EMBEDDING_KINDS
@@ -203,6 +204,7 @@ class CompressedRobertaBackbone(CompressedBackbone):
         ...     roberta, embedding="sub",
         ...     embedding_kwargs={"num_tables": 3, "rows_per_table": 100})
         """
+        verbose = check_bool("verbose", verbose)
         source_embedding = backbone.token_embedding
         if isinstance(embedding, str):
             embedding = pretrained_token_embedding(

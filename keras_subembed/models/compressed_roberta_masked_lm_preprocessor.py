@@ -4,6 +4,8 @@ import keras
 import keras_hub
 from keras_hub.src.utils.tensor_utils import preprocessing_function
 
+from keras_subembed.checks import check_bool
+from keras_subembed.checks import check_positive_int
 from keras_subembed.models.compressed_roberta_backbone import CompressedRobertaBackbone
 
 
@@ -40,6 +42,8 @@ class CompressedRobertaMaskedLMPreprocessor(keras_hub.models.BertMaskedLMPreproc
         `kwargs` go to `keras_hub.models.BertMaskedLMPreprocessor` (masking rates,
         `mask_selection_length`, ...).
         """
+        sequence_length = check_positive_int("sequence_length", sequence_length)
+        lowercase = check_bool("lowercase", lowercase)
         tokenizer = cls.tokenizer_cls(vocabulary=vocabulary, lowercase=lowercase)
         return cls(tokenizer=tokenizer, sequence_length=sequence_length, **kwargs)
 

@@ -17,6 +17,8 @@ import keras
 import keras_hub
 import numpy as np
 
+from keras_subembed.checks import check_bool
+from keras_subembed.checks import check_positive_int
 from keras_subembed.files import vocabulary_fingerprint
 from keras_subembed.models.compressed_backbone import CompressedBackbone
 from keras_subembed.models.compressed_backbone import compress_backbone
@@ -202,6 +204,9 @@ def compress_text_embedder(
     (1, 384)
     """
     embedder_cls = compressed_embedder_class(embedder)
+    verbose = check_bool("verbose", verbose)
+    if max_sequence_length is not None:
+        max_sequence_length = check_positive_int("max_sequence_length", max_sequence_length)
     length = getattr(embedder.preprocessor, "sequence_length", None)
     if max_sequence_length is not None and isinstance(length, int) and length > max_sequence_length:
         raise ValueError(

@@ -19,9 +19,11 @@ from keras_subembed.models.encoder_inputs import check_id_batch
 from keras_subembed.models.encoder_inputs import narrow_ids
 from keras_subembed.models.sentence_vectors import POOLING_MODES
 from keras_subembed.models.sentence_vectors import sentence_vectors
-from keras_subembed.quantization.fake_quantization import fake_quantized
-from keras_subembed.quantization.recipes import get_recipe
 from keras_subembed.optimizers.layer_rate_adamw import LayerRateAdamW
+from keras_subembed.quantization.fake_quantization import rounded_kernels
+from keras_subembed.quantization.recipes import RECIPES
+from keras_subembed.quantization.recipes import get_recipe
+from keras_subembed.quantization.weight_recipe import WeightRecipe
 
 TRAINABLE_PARTS = ("all", "embedding")
 
@@ -96,8 +98,8 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
             pooler is frozen) or `"embedding"` (the token embedding only).
         quantize_transformer: `None`, or the name of the export recipe the
             student will ship with (e.g. `"int4_blockwise32_dynamic"`, see
-            `keras_subembed.quantization.RECIPES`): the distiller runs the student
-            with its Dense / EinsumDense kernels (transformer layers,
+            `keras_subembed.quantization.RECIPES`), or your own `WeightRecipe`: the
+            distiller runs the student with its Dense / EinsumDense kernels (transformer layers,
             pooler) rounded as that recipe stores them (straight-through
             gradients to the float kernels), so
             `export_tflite(..., quantization=<that recipe>)` computes what
@@ -135,8 +137,12 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         pooling = check_choice("pooling", "mean" if pooling is None else pooling, POOLING_MODES)
         _check_pair(teacher, student)
         _check_sequence_length(preprocessor, teacher, student)
+        if isinstance(quantize_transformer, dict):  # from `get_config`
+            quantize_transformer = WeightRecipe.from_config(quantize_transformer)
         if quantize_transformer is not None:
-            quantize_transformer = get_recipe(quantize_transformer, "quantize_transformer").name
+            quantize_transformer = get_recipe(quantize_transformer, "quantize_transformer")
+            if RECIPES.get(quantize_transformer.name) == quantize_transformer:
+                quantize_transformer = quantize_transformer.name  # a table recipe, by name
         check_choice("train", train, TRAINABLE_PARTS)
         num_states = len(hidden_state_names(teacher))
         state_layers = _check_state_layers(state_layers, num_states)
@@ -276,7 +282,8 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
                       if name in inputs}
         if self.quantize_transformer is None:
             return super().call(narrow_ids(inputs), training=training, mask=mask)
-        with fake_quantized(self.student, self.quantize_transformer):
+        # Every call of the distiller rounds alike: its own traces stay valid.
+        with rounded_kernels(self.student, self.quantize_transformer):
             return super().call(narrow_ids(inputs), training=training, mask=mask)
 
     def fit(self, x=None, *args, **kwargs):
@@ -327,7 +334,10 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
                 "sentence_loss_weight": self.sentence_loss_weight,
                 "pooling": self.pooling,
                 "train": self.train,
-                "quantize_transformer": self.quantize_transformer,
+                "quantize_transformer": (
+                    self.quantize_transformer.get_config()
+                    if isinstance(self.quantize_transformer, WeightRecipe)
+                    else self.quantize_transformer),
             }
         )
         return config
@@ -538,6 +548,13 @@ def _shared_variables(teacher, student):
 
 
 def _check_not_empty(data):
+    """`fit` on nothing would fail deep in a traced step: name it first."""
+    if data is None or (isinstance(data, (list, tuple, np.ndarray)) and not np.size(data)):
+        raise ValueError(
+            "`x` is empty: there is nothing to distil on. Pass sentences (a list of "
+            "strings, a `tf.data.Dataset`) or {'token_ids', 'padding_mask'} batches. "
+            f"Received: x={data!r}"
+        )
     try:
         import tensorflow as tf
     except ImportError:  # pragma: no cover - TensorFlow ships with the package

@@ -4,6 +4,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_subembed.checks import check_id_values
 from keras_subembed.layers.compressed_embedding import known_values
 
 SUPPORTED_INPUTS = ("token_ids", "padding_mask", "segment_ids")
@@ -99,6 +100,8 @@ def narrow_ids(inputs):
     inputs = dict(inputs)
     for name in ("token_ids", "padding_mask", "segment_ids"):
         if name in inputs and not isinstance(inputs[name], keras.KerasTensor):
+            if name == "token_ids" and (values := known_values(inputs[name])) is not None:
+                check_id_values(name, values)
             check_int32_values(name, inputs[name])
             inputs[name] = _narrowed(name, inputs[name])
     return inputs
@@ -121,6 +124,10 @@ def check_int32_values(name, value):
 def _narrowed(name, value):
     value = ops.convert_to_tensor(value)
     dtype = keras.backend.standardize_dtype(value.dtype)
+    if name == "token_ids" and "float" in dtype:
+        # The int32 input would truncate 60.9 to token 60 and NaN to anything:
+        # a fractional or NaN id becomes -1, which embeds as the zero vector.
+        return ops.where(ops.equal(ops.floor(value), value), value, ops.cast(-1, dtype))
     if "int" not in dtype or dtype in NARROW_INTEGERS:
         return value
     if name == "padding_mask":
@@ -137,6 +144,7 @@ def check_id_batch(x, vocabulary_size=None, max_sequence_length=None):
     token_ids = known_values(x["token_ids"])
     if token_ids is None:
         return
+    check_id_values("token_ids", token_ids)
     check_int32_values("token_ids", token_ids)
     if token_ids.ndim != 2:
         raise ValueError(
@@ -147,9 +155,9 @@ def check_id_batch(x, vocabulary_size=None, max_sequence_length=None):
         raise ValueError(
             f"`token_ids` is empty (shape {token_ids.shape}): there is nothing to run on."
         )
-    if vocabulary_size is not None and token_ids.size and (
-            token_ids.min() < 0 or token_ids.max() >= vocabulary_size):
-        outside = token_ids[(token_ids < 0) | (token_ids >= vocabulary_size)]
+    outside = token_ids[~((token_ids >= 0) & (token_ids < (
+        np.inf if vocabulary_size is None else vocabulary_size)))]
+    if outside.size:
         raise ValueError(
             f"`token_ids` must be in [0, {vocabulary_size}) (the vocabulary size). "
             f"Received ids: {outside[:5].tolist()}"

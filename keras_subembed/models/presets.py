@@ -7,17 +7,20 @@ preset is written under a staging name beside its target and moved into
 place at the end, as the export writes its files; an existing folder is
 replaced only with `overwrite=True` and only when this package wrote it,
 proven by the marker `keras_subembed.json`, which lists the entries it
-wrote (a folder where anything else appeared is not replaced either).
+wrote, nested ones included (a folder where anything else appeared, at any
+depth, is not replaced either).
 """
 
 import contextlib
 import json
+import os
 import pathlib
 import threading
 
 import keras_hub
 
 from keras_subembed import files
+from keras_subembed.checks import check_bool
 from keras_subembed.files import WRITTEN_BY
 from keras_subembed.files import read_json_object
 from keras_subembed.models.model_files import check_sequence_length
@@ -28,22 +31,42 @@ PRESET_MARKER = "keras_subembed.json"
 # the task's folder: inside one `save_preset` that call writes into our own
 # staging folder and goes straight to keras-hub.
 _SAVING = threading.local()
+def _relative_paths(folder):
+    """Every file, folder and link under `folder`, as POSIX paths relative to it
+    (links are listed, never followed)."""
+    folder = pathlib.Path(folder)
+    found = []
+    for parent, folders, names in os.walk(folder):
+        for name in folders + names:
+            found.append((pathlib.Path(parent) / name).relative_to(folder).as_posix())
+    return found
+
+
+def foreign_entries(path):
+    """What under preset folder `path` this package did not write: every path not
+    listed by its marker, nested ones included (all of them without a marker)."""
+    path = pathlib.Path(path)
+    marker = read_json_object(path / PRESET_MARKER)
+    if marker.get("written_by") != WRITTEN_BY:
+        return sorted(entry.name for entry in path.iterdir())
+    # A marker written before nested paths were listed proves nothing below the top.
+    ours = set(marker.get("entries", ())) | {PRESET_MARKER}
+    return sorted(entry for entry in _relative_paths(path) if entry not in ours)
+
+
 def is_preset_folder(path):
     """Whether `path` is a preset folder this package wrote, holding nothing else."""
     path = pathlib.Path(path)
     if not path.is_dir() or path.is_symlink():
         return False
-    marker = read_json_object(path / PRESET_MARKER)
-    entries = {entry.name for entry in path.iterdir()}
-    return (marker.get("written_by") == WRITTEN_BY
-            and entries <= set(marker.get("entries", ())) | {PRESET_MARKER})
+    return not foreign_entries(path)
 
 
 def mark_preset(folder):
     folder = pathlib.Path(folder)
-    entries = sorted(entry.name for entry in folder.iterdir())
     (folder / PRESET_MARKER).write_text(
-        json.dumps({"written_by": WRITTEN_BY, "entries": entries}), encoding="utf-8")
+        json.dumps({"written_by": WRITTEN_BY, "entries": sorted(_relative_paths(folder))}),
+        encoding="utf-8")
 
 
 def check_preset_target(path, overwrite):
@@ -61,7 +84,7 @@ def check_preset_target(path, overwrite):
         raise FileExistsError(
             f"{str(path)!r} exists and is not a folder; give a folder for the preset.")
     if not is_preset_folder(path):
-        found = sorted(entry.name for entry in path.iterdir())
+        found = foreign_entries(path)
         raise FileExistsError(
             f"{str(path)!r} holds files this package did not write ({', '.join(found[:6])}"
             f"{', ...' if len(found) > 6 else ''}): a preset never replaces them, "
@@ -101,6 +124,7 @@ def save_preset(model, preset_dir, overwrite=False, sequence_length=None, max_sh
             "`model` must be a keras-hub Task (e.g. a TextEmbedder) or Backbone: only they "
             f"load back from a preset. Received: model={model!r:.80} (a {type(model).__name__})"
         )
+    overwrite = check_bool("overwrite", overwrite)
     path = check_preset_target(preset_dir, overwrite)
     preprocessor = getattr(model, "preprocessor", None)
     limit = getattr(getattr(model, "backbone", None), "max_sequence_length", None)
@@ -112,8 +136,13 @@ def save_preset(model, preset_dir, overwrite=False, sequence_length=None, max_sh
                 f"preprocessor. Received: sequence_length={sequence_length!r}")
         sequence_length = check_sequence_length(sequence_length, limit)
     elif preprocessor is not None and isinstance(model_sequence_length(preprocessor), int):
-        # A model compressed with a shorter position table reads no more.
-        sequence_length = min(model_sequence_length(preprocessor), limit or float("inf"))
+        # The model's own length, unless the preprocessor was raised above it
+        # (a shorter one is an evaluation's); a model compressed with a shorter
+        # position table reads no more.
+        current = getattr(preprocessor, "sequence_length", None)
+        sequence_length = max(model_sequence_length(preprocessor),
+                              current if isinstance(current, int) else 0)
+        sequence_length = min(sequence_length, limit or float("inf"))
     base = _keras_hub_class(model)
     if _is_empty_folder(path):
         path.rmdir()  # holds nothing to lose; the preset moves into its place

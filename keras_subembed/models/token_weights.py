@@ -1,9 +1,12 @@
 """`token_weights`: how much each token of a vocabulary matters, from real text."""
 
+import contextlib
+
 import keras
 import keras_hub
 import numpy as np
 
+from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
 
 _BATCH_SIZE = 1024
@@ -22,7 +25,8 @@ def token_weights(model, texts, power=0.5, batch_size=_BATCH_SIZE, verbose=False
         model: the model whose tokenizer counts: a keras-hub `TextEmbedder`
             or other `Task`, its `Preprocessor`, or a `Tokenizer`.
         texts: strings, e.g. the distillation corpus (a list, a NumPy array
-            or a `tf.data.Dataset` of strings).
+            or a `tf.data.Dataset` of strings, or of `(text, label)` pairs:
+            the first item counts).
         power: the weight is `(count + 1) ** power`; 0 gives every token 1.
         batch_size: strings tokenized at a time.
         verbose: show a progress bar over the batches.
@@ -44,6 +48,7 @@ def token_weights(model, texts, power=0.5, batch_size=_BATCH_SIZE, verbose=False
     ):
         raise ValueError(f"`power` must be a finite number >= 0. Received: power={power!r}")
     batch_size = check_positive_int("batch_size", batch_size)
+    verbose = check_bool("verbose", verbose)
     batches = _string_batches(texts, batch_size)
     rows = _table_rows(model, tokenizer)
     counts = np.zeros(rows, dtype=np.int64)
@@ -52,10 +57,11 @@ def token_weights(model, texts, power=0.5, batch_size=_BATCH_SIZE, verbose=False
         known if known >= 0 else None, verbose=1 if verbose else 0, unit_name="batch"
     )
     # Inside tf.data the tokenizer returns ragged tensors on every backend.
-    for step, ids in enumerate(batches.map(tokenizer)):
-        ids = ids.flat_values.numpy() if hasattr(ids, "flat_values") else np.asarray(ids)
-        counts += np.bincount(ids, minlength=rows)[:rows]
-        progress.update(step + 1)
+    with _unpadded(tokenizer):
+        for step, ids in enumerate(batches.map(tokenizer)):
+            ids = ids.flat_values.numpy() if hasattr(ids, "flat_values") else np.asarray(ids)
+            counts += np.bincount(ids.reshape(-1), minlength=rows)[:rows]
+            progress.update(step + 1)
     if not counts.any():
         raise ValueError(
             "`texts` gave no tokens: pass non-empty strings (e.g. the sentences you "
@@ -79,6 +85,21 @@ def _table_rows(model, tokenizer):
     return int(rows)
 
 
+@contextlib.contextmanager
+def _unpadded(tokenizer):
+    """A tokenizer built with `sequence_length` pads and truncates: count
+    every token of each text and no padding."""
+    length = getattr(tokenizer, "sequence_length", None)
+    if not length:
+        yield
+        return
+    tokenizer.sequence_length = None
+    try:
+        yield
+    finally:
+        tokenizer.sequence_length = length
+
+
 def _tokenizer_of(model):
     candidate = getattr(model, "preprocessor", None) or model
     candidate = getattr(candidate, "tokenizer", None) or candidate
@@ -100,14 +121,26 @@ def _string_batches(texts, batch_size):
             f"string. Received: texts={texts!r:.60}"
         )
     if isinstance(texts, tf.data.Dataset):
-        dataset = texts.unbatch() if len(texts.element_spec.shape) else texts
+        spec = texts.element_spec
+        if isinstance(spec, tuple) and spec:  # (text, label) pairs, as `fit` takes them
+            texts, spec = texts.map(lambda *item: item[0]), spec[0]
+        if not isinstance(spec, tf.TensorSpec):
+            raise TypeError(
+                "`texts` must be a dataset of strings or of (text, label) tuples. "
+                f"Received a dataset of {spec!r:.120}"
+            )
+        dataset = texts.unbatch() if len(spec.shape) else texts
     else:
         texts = list(texts)
-        if not texts or not all(isinstance(text, (str, bytes)) for text in texts):
-            raise TypeError(
-                "`texts` must be a non-empty sequence of strings. Received: "
-                f"{type(texts[0]).__name__ if texts else 'an empty sequence'} items"
-            )
+        if not texts:
+            raise TypeError("`texts` must be a non-empty sequence of strings. "
+                            "Received: an empty sequence")
+        for index, text in enumerate(texts):
+            if not isinstance(text, (str, bytes)):
+                raise TypeError(
+                    "`texts` must be a non-empty sequence of strings. Received: "
+                    f"texts[{index}]={text!r:.60} (of type {type(text).__name__})"
+                )
         dataset = tf.data.Dataset.from_tensor_slices(texts)
     if dataset.element_spec.dtype != tf.string:
         raise TypeError(

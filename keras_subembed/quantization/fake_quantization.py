@@ -16,6 +16,7 @@ import keras
 
 from keras_subembed.layer_walk import walk_layers
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
+from keras_subembed.layers.compressed_embedding import forget_compiled_steps
 from keras_subembed.quantization.kernel_rounding import fake_quantize
 from keras_subembed.quantization.kernel_rounding import reduced_axes
 from keras_subembed.quantization.kernel_rounding import round_kernel
@@ -26,19 +27,24 @@ def quantized_layers(model, recipe):
     """`[(layer, KernelRounding)]` for every kernel `recipe` rounds in `model`:
     each built `Dense` / `EinsumDense` outside a token embedding."""
     recipe = get_recipe(recipe)
-    # An embedding's own layers (ALONE's feed-forward network) are part of
-    # the compressed table, which stays float as the file stores it.
-    inside_embeddings = {id(inner) for layer in walk_layers(model)
-                         if _is_embedding(layer) for inner in walk_layers(layer)}
     found = []
-    for layer in walk_layers(model):
-        if id(layer) in inside_embeddings:
-            continue
-        if isinstance(layer, (keras.layers.Dense, keras.layers.EinsumDense)) and layer.built:
+    for layer in _kernel_layers(model):
+        if layer.built:
             rounding = recipe.rounding_for(layer._kernel.path)
             if rounding is not None:
                 found.append((layer, rounding))
     return found
+
+
+def _kernel_layers(model):
+    """Every `Dense` / `EinsumDense` of `model` outside a token embedding, built or not."""
+    # An embedding's own layers (ALONE's feed-forward network) are part of
+    # the compressed table, which stays float as the file stores it.
+    inside_embeddings = {id(inner) for layer in walk_layers(model)
+                         if _is_embedding(layer) for inner in walk_layers(layer)}
+    return [layer for layer in walk_layers(model)
+            if id(layer) not in inside_embeddings
+            and isinstance(layer, (keras.layers.Dense, keras.layers.EinsumDense))]
 
 
 def _is_embedding(layer):
@@ -58,8 +64,11 @@ def fake_quantized(model, recipe):
 
     The float kernels stay the variables (what the optimizer updates and what
     is saved); only the value the layers compute with is rounded, with
-    straight-through gradients. Works eagerly and when traced (TensorFlow,
-    JAX).
+    straight-through gradients. Works eagerly, in `predict` / `encode_text` /
+    `evaluate` / `fit` (their compiled steps are retraced on entering and
+    leaving the block) and when traced (TensorFlow, JAX). Layers built inside
+    the block are rounded from their first call. A nested block applies its
+    own recipe to `model` and gives the outer one back on exit.
 
     Args:
         model: a `keras.Model` (or layer) whose `Dense` / `EinsumDense`
@@ -74,20 +83,55 @@ def fake_quantized(model, recipe):
     >>> bool(np.allclose(rounded, keras.ops.convert_to_numpy(model(x)), atol=1e-6))
     False
     """
-    layers = quantized_layers(model, recipe)
-    swapped = []
+    with rounded_kernels(model, recipe) as layers:
+        # Keras reuses a model's traced predict/evaluate/train step: one
+        # traced on the other side of the block would compute the wrong kernels.
+        _forget_traces(layers)
+        try:
+            yield model
+        finally:
+            _forget_traces(layers)
+
+
+@contextlib.contextmanager
+def rounded_kernels(model, recipe):
+    """`fake_quantized` without retracing: for a model that computes with
+    `recipe` in every one of its own calls (`EmbeddingDistiller`). Yields the
+    layers whose kernels it rounds."""
+    recipe = get_recipe(recipe)
+    saved = []
     try:
-        for layer, rounding in layers:
-            if getattr(layer, "_fake_quant", None) is not None:
-                continue  # already inside an enclosing block
-            layer._fake_quant = (rounding, reduced_axes(layer))
-            swapped.append((layer, layer.__class__))
+        for layer in _kernel_layers(model):
+            saved.append((layer, layer.__class__, getattr(layer, "_fake_quant", None)))
             layer.__class__ = _fake_quant_class(layer.__class__)
-        yield model
+            # The rounding is looked up at call time: a layer built inside
+            # the block has no kernel path yet.
+            layer._fake_quant = recipe
+        yield [layer for layer, _, _ in saved]
     finally:
-        for layer, cls in swapped:
+        for layer, cls, previous in reversed(saved):
             layer.__class__ = cls
-            layer._fake_quant = None
+            layer._fake_quant = previous
+
+
+def _forget_traces(layers):
+    if layers and not _tracing(layers):
+        forget_compiled_steps(*layers)
+
+
+def _tracing(layers):
+    """Whether a step is being traced now: its own cache must not be dropped."""
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        return tf.inside_function()
+    if keras.backend.backend() == "jax":
+        import jax
+
+        # A traced Keras step reads its variables as tracers.
+        return any(isinstance(layer._kernel.value, jax.core.Tracer)
+                   for layer in layers if layer.built)
+    return False
 
 
 _FAKE_QUANT_CLASSES = {}
@@ -96,12 +140,17 @@ _FAKE_QUANT_CLASSES = {}
 def _fake_quant_class(cls):
     """A subclass of `cls` whose `kernel` is fake-quantized; used only inside
     `fake_quantized`, which restores the class (so saving never sees it)."""
+    if cls in _FAKE_QUANT_CLASSES.values():
+        return cls  # inside an enclosing block
     if cls not in _FAKE_QUANT_CLASSES:
         def kernel(self):
+            kernel = cls.kernel.fget(self)
             if self._fake_quant is None:  # saving, below
-                return cls.kernel.fget(self)
-            rounding, axes = self._fake_quant
-            return fake_quantize(cls.kernel.fget(self), rounding, axes)
+                return kernel
+            rounding = self._fake_quant.rounding_for(self._kernel.path)
+            if rounding is None:
+                return kernel
+            return fake_quantize(kernel, rounding, reduced_axes(self))
 
         def save_own_variables(self, store):
             # Keras saves `self.kernel` (with LoRA merged), which reads rounded
@@ -116,4 +165,3 @@ def _fake_quant_class(cls):
             "kernel": property(kernel), "save_own_variables": save_own_variables,
             "__module__": cls.__module__})
     return _FAKE_QUANT_CLASSES[cls]
-

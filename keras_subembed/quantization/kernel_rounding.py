@@ -12,14 +12,22 @@ the file's min-max quantizer stores exactly this grid.
 
 import dataclasses
 import math
+import numbers
 
 import keras
+import numpy as np
 from keras import ops
 
 MIN_SCALE = 1e-9  # as ai-edge-quantizer: a zero block gets a tiny scale, not 0
 # `clipping="mse"` tries these fractions of a channel's (block's) largest |w|.
 CLIP_RATIOS = tuple(1.0 - i / 30 for i in range(16))  # 1.0 down to 0.5
 CLIPPINGS = ("max", "mse")
+BITS = (2, 8)  # 1 bit has no nonzero symmetric level (qmax = 0)
+
+
+def is_integer(value):
+    """An integer, NumPy's included, and not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,9 +41,21 @@ class KernelRounding:
     clipping: str = "max"
 
     def __post_init__(self):
-        if self.clipping not in CLIPPINGS:
+        low, high = BITS
+        if not is_integer(self.bits) or not low <= self.bits <= high:
+            raise ValueError(f"`bits` must be an integer from {low} to {high}. "
+                             f"Received: bits={self.bits!r}")
+        if self.block_size is not None and (
+                not is_integer(self.block_size) or self.block_size <= 0):
+            raise ValueError("`block_size` must be a positive integer or None. "
+                             f"Received: block_size={self.block_size!r}")
+        if not isinstance(self.clipping, str) or self.clipping not in CLIPPINGS:
             raise ValueError(f"`clipping` must be one of {CLIPPINGS}. Received: "
                              f"clipping={self.clipping!r}")
+        # Frozen: plain ints, so equal roundings compare and hash equal.
+        object.__setattr__(self, "bits", int(self.bits))
+        if self.block_size is not None:
+            object.__setattr__(self, "block_size", int(self.block_size))
 
     @property
     def granularity(self):

@@ -71,9 +71,35 @@ def test_nan_and_huge_float_ids_give_zero_vectors_under_xla(kind):
     assert np.abs(got[0, 0]).sum() > 0
 
 
-def test_float_ids_are_truncated_like_embedding():
-    layer = random_sub()
-    np.testing.assert_array_equal(layer(np.array([2.7, 0.5])), layer(np.array([2, 0])))
+# --- issue 32 item 7: a fractional id is no id (60.9 was read as token 60) -------------
+
+
+@pytest.mark.parametrize("kind", sorted(LAYERS))
+def test_fractional_ids_are_refused_eagerly_with_their_value(kind):
+    layer = LAYERS[kind]()
+    np.testing.assert_array_equal(layer(np.array([2.0, 0.0])), layer(np.array([2, 0])))
+    with pytest.raises(ValueError, match=re.escape(
+            "must hold whole-number token ids: a fractional id is not an id (it would "
+            "silently be truncated to another token). Received: [0.5, 60.9]")):
+        layer(np.array([[60.9, 1.0], [0.5, 60.9]]))
+
+
+@pytest.mark.parametrize("kind", sorted(LAYERS))
+def test_fractional_ids_give_zero_vectors_when_compiled(kind):
+    layer = LAYERS[kind]()
+    layer(np.array([[1]]))  # built before compiling
+    got = np.asarray(compiled(layer)(np.array([[60.9, 60.0, -0.5, 2.0]], dtype="float32")))
+    np.testing.assert_array_equal(got[0, [0, 2]], np.zeros((2, WIDTH)))
+    want = np.asarray(layer(np.array([60, 2])))
+    np.testing.assert_allclose(got[0, [1, 3]], want, rtol=1e-6, atol=1e-6)
+
+
+def test_string_ids_are_a_type_error_naming_them():
+    with pytest.raises(TypeError, match=re.escape(
+            "`token_ids` of layer `sub_embedding") + r".*must hold integer token ids .*"
+            r"Received: .* of dtype <U3, e\.g\. np\.str_\('one'\)|"
+            r"Received: .* of dtype <U3, e\.g\. 'one'"):
+        random_sub()(np.array([["one", "two"]]))
 
 
 @pytest.mark.parametrize("kind", ["sub_random", "alone_volatile", "define_over_stored_codes"])

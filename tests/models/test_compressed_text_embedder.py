@@ -377,3 +377,80 @@ def test_max_sequence_length_is_checked():
         keras_subembed.compress(embedder.backbone, "embedding", max_sequence_length=0)
     with pytest.raises(ValueError, match=r"preprocessor packs 12 tokens, more than `max_sequence_length=8`"):
         keras_subembed.compress(embedder, "embedding", max_sequence_length=8)
+
+
+# --- issue 32 -------------------------------------------------------------------------
+
+
+def test_fractional_and_string_ids_are_refused_not_truncated():  # items 7 and 19
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    inputs = ids()
+    fractional = {**inputs, "token_ids": inputs["token_ids"].astype("float64")}
+    fractional["token_ids"][0, 2] = 6.9
+    for run in (lambda x: small.predict(x, verbose=0), small):
+        with pytest.raises(ValueError, match=re.escape(
+                "`token_ids` must hold whole-number token ids: a fractional id is not an id "
+                "(it would silently be truncated to another token). Received: [6.9]")):
+            run(fractional)
+    words = {**inputs, "token_ids": np.full((3, 10), "the")}
+    with pytest.raises(TypeError, match=re.escape(
+            "`token_ids` must hold integer token ids (any integer or float dtype). "
+            "Received: token_ids of dtype <U3")):
+        small.predict(words, verbose=0)
+    # A compiled graph cannot raise: the fractional id embeds as an unknown id
+    # (the zero vector, as -1 does), never as token 6.
+    import tensorflow as tf
+
+    if keras.backend.backend() == "tensorflow":
+        run = tf.function(small)
+        unknown = {**inputs, "token_ids": inputs["token_ids"].copy()}
+        unknown["token_ids"][0, 2] = -1
+        six = {**inputs, "token_ids": inputs["token_ids"].copy()}
+        six["token_ids"][0, 2] = 6
+        got = as_numpy(run({k: tf.constant(v) for k, v in fractional.items()}))
+        np.testing.assert_allclose(got, as_numpy(run(unknown)), atol=1e-6)
+        assert np.abs(got[0] - as_numpy(run(six))[0]).max() > 1e-4
+
+
+def test_a_raised_preprocessor_length_is_saved(tmp_path):  # item 8
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)  # built at 12 tokens
+    small.preprocessor.sequence_length = 20  # raised, within the 24 positions
+    small.save_to_preset(str(tmp_path / "raised"))
+    assert read_preprocessor_length(tmp_path / "raised") == 20
+    loaded = keras_hub.models.TextEmbedder.from_preset(str(tmp_path / "raised"))
+    assert loaded.preprocessor.sequence_length == 20
+
+
+def test_overwrite_never_deletes_a_users_nested_file(tmp_path):  # item 11
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    ours = tmp_path / "ours"
+    small.save_to_preset(str(ours))
+    mine = ours / "assets" / "tokenizer" / "my_notes.txt"
+    mine.write_text("mine")
+    with pytest.raises(FileExistsError, match=re.escape(
+            f"{str(ours)!r} holds files this package did not write "
+            "(assets/tokenizer/my_notes.txt): a preset never replaces them")):
+        small.save_to_preset(str(ours), overwrite=True)
+    assert mine.read_text() == "mine"
+    mine.unlink()
+    small.save_to_preset(str(ours), overwrite=True)  # ours alone again: replaced
+
+
+def test_overwrite_must_be_a_bool(tmp_path):  # item 12
+    small = keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+    small.save_to_preset(str(tmp_path / "ours"))
+    before = (tmp_path / "ours" / "model.weights.h5").read_bytes()
+    for save in (small.save_to_preset, small.backbone.save_to_preset,
+                 lambda path, **kw: keras_subembed.models.save_preset(small, path, **kw)):
+        with pytest.raises(ValueError, match=re.escape(
+                "`overwrite` must be a bool. Received: overwrite='False'")):
+            save(str(tmp_path / "ours"), overwrite="False")
+    assert (tmp_path / "ours" / "model.weights.h5").read_bytes() == before
+
+
+@pytest.mark.parametrize("bad", [0, -3, True, 8.0])
+def test_compress_checks_max_sequence_length(bad):  # item 17
+    with pytest.raises(ValueError, match=re.escape(
+            f"`max_sequence_length` must be a positive integer. "
+            f"Received: max_sequence_length={bad!r}")):
+        keras_subembed.compress(make_bert_embedder(), "embedding", max_sequence_length=bad)

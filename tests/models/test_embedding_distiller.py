@@ -341,6 +341,17 @@ def test_fit_with_nothing_trainable_is_refused():
         distiller.fit({"token_ids": ids, "padding_mask": ids}, epochs=1, verbose=0)
 
 
+@pytest.mark.parametrize("x", [[], (), np.array([], dtype=object), None])
+def test_fit_on_nothing_is_named_before_tracing(x):
+    teacher, student = make_pair()
+    distiller = EmbeddingDistiller(teacher, student)
+    distiller.compile()
+    with pytest.raises(ValueError, match=re.escape(
+            f"`x` is empty: there is nothing to distil on. Pass sentences") + ".*"
+            + re.escape(f"Received: x={x!r}")):
+        distiller.fit(x, epochs=1, verbose=0)
+
+
 def test_empty_batches_masks_beyond_0_1_and_negative_decay_are_named():
     teacher, student = make_pair()
     distiller = EmbeddingDistiller(teacher, student)

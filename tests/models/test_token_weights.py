@@ -42,6 +42,20 @@ def test_every_door_to_the_tokenizer_and_every_kind_of_text_counts_alike():
         np.testing.assert_array_equal(token_weights(embedder, texts), want)
 
 
+def test_labelled_datasets_and_a_padding_tokenizer_count_the_text_alone():
+    embedder = make_bert_embedder()
+    want = token_weights(embedder, TEXTS)
+    pairs = tf.data.Dataset.from_tensor_slices((TEXTS, [0, 1, 0]))
+    for texts in (pairs, pairs.batch(2)):
+        np.testing.assert_array_equal(token_weights(embedder, texts), want)
+    # Built with `sequence_length`, the tokenizer pads (and truncates): its
+    # padding is not a token of the text, and the long text counts in full.
+    padding = keras_hub.models.BertTokenizer(vocabulary=VOCABULARY, sequence_length=4)
+    np.testing.assert_array_equal(token_weights(padding, TEXTS), want)
+    assert padding.sequence_length == 4
+    np.testing.assert_array_equal(np.asarray(padding(TEXTS[0])).shape, (4,))
+
+
 def test_compress_takes_the_weights():
     embedder = make_bert_embedder()
     weights = token_weights(embedder, TEXTS, power=1)
@@ -63,7 +77,12 @@ def test_compress_takes_the_weights():
         (dict(model=object()), TypeError, r"`model` must be a keras-hub Task .* Received: model=<object"),
         (dict(texts="one string"), TypeError, r"`texts` must be many strings .* not one string"),
         (dict(texts=[]), TypeError, r"`texts` must be a non-empty sequence of strings"),
-        (dict(texts=[1, 2]), TypeError, r"sequence of strings. Received: int items"),
+        (dict(texts=[1, 2]), TypeError, r"sequence of strings. Received: texts\[0\]=1 \(of type int\)"),
+        (dict(texts=["a", None]), TypeError,
+         r"sequence of strings. Received: texts\[1\]=None \(of type NoneType\)"),
+        (dict(texts=tf.data.Dataset.from_tensor_slices({"text": ["a"]})), TypeError,
+         r"`texts` must be a dataset of strings or of \(text, label\) tuples. "
+         r"Received a dataset of \{'text'"),
         (dict(texts=tf.data.Dataset.range(3)), TypeError, r"`texts` must hold strings. .* int64"),
         (dict(texts=["", " "]), ValueError, r"`texts` gave no tokens"),
         (dict(power=-1), ValueError, r"`power` must be a finite number >= 0. Received: power=-1"),

@@ -19,6 +19,8 @@ from keras_subembed.quantization.recipes import RECIPES
 from keras_subembed.quantization.fake_quantization import fake_quantized
 from keras_subembed.quantization.fake_quantization import quantized_layers
 from keras_subembed.quantization.kernel_rounding import round_kernel
+from keras_subembed.quantization.recipes import ATTENTION_OUTPUT_SCOPE
+from keras_subembed.quantization.weight_recipe import WeightRecipe
 from tests.models.test_compressed_text_embedder import SUB
 from tests.models.test_compressed_text_embedder import make_bert_embedder
 
@@ -259,3 +261,140 @@ def test_saving_inside_fake_quantized_writes_the_float_kernels(tmp_path):
         assert len(got) == len(want) > 0
         for got_kernel, want_kernel in zip(got, want):
             np.testing.assert_array_equal(got_kernel, want_kernel)
+
+
+@pytest.fixture(scope="module")
+def small_embedder():
+    return keras_subembed.compress(make_bert_embedder(), "sub", SUB)
+
+
+def eager_vectors(embedder, texts, recipe=None):
+    """What `embedder` computes eagerly (the reference: eager calls never go stale)."""
+    inputs = embedder.preprocessor(texts)
+    if recipe is None:
+        return keras.ops.convert_to_numpy(embedder(inputs))
+    with fake_quantized(embedder, recipe):
+        return keras.ops.convert_to_numpy(embedder(inputs))
+
+
+def test_predict_and_encode_text_follow_the_block_whatever_was_traced_first(small_embedder):
+    """`predict` and `encode_text` trace once and reuse the trace: the block must not
+    get the float function traced before it, nor leave its int4 one behind."""
+    texts = ["the police said the road was closed", "rain in the city"]
+    float_want = eager_vectors(small_embedder, texts)
+    int4_want = eager_vectors(small_embedder, texts, "int4_dynamic")
+    assert not np.allclose(float_want, int4_want, atol=1e-4)
+    np.testing.assert_allclose(small_embedder.predict(texts, verbose=0), float_want, atol=1e-5)
+    with fake_quantized(small_embedder, "int4_dynamic"):
+        np.testing.assert_allclose(small_embedder.predict(texts, verbose=0), int4_want, atol=1e-5)
+        np.testing.assert_allclose(small_embedder.encode_text(texts, verbose=0), int4_want,
+                                   atol=1e-5)
+    np.testing.assert_allclose(small_embedder.encode_text(texts, verbose=0), float_want,
+                               atol=1e-5)
+    with fake_quantized(small_embedder.backbone, "int4_dynamic"):  # the README's example
+        np.testing.assert_allclose(small_embedder.predict(texts, verbose=0), int4_want,
+                                   atol=1e-5)
+
+
+def test_a_nested_block_applies_its_own_recipe_and_restores_the_outer_one(small_embedder):
+    texts = ["rain in the city"]
+    want = {recipe: eager_vectors(small_embedder, texts, recipe)
+            for recipe in ("int4_dynamic", "int8_weight_only")}
+    assert not np.allclose(want["int4_dynamic"], want["int8_weight_only"], atol=1e-4)
+    inputs = small_embedder.preprocessor(texts)
+    with fake_quantized(small_embedder, "int4_dynamic"):
+        with fake_quantized(small_embedder, "int8_weight_only"):
+            np.testing.assert_allclose(
+                keras.ops.convert_to_numpy(small_embedder(inputs)), want["int8_weight_only"],
+                atol=1e-6)
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(small_embedder(inputs)),
+                                   want["int4_dynamic"], atol=1e-6)
+    assert all(type(layer).__module__.startswith("keras")
+               for layer in small_embedder._flatten_layers())
+
+
+def test_a_layer_built_inside_the_block_is_rounded_on_its_first_call():
+    x = np.random.default_rng(2).normal(size=(4, 32)).astype("float32")
+    keras.utils.set_random_seed(0)
+    dense = keras.layers.Dense(16)
+    model = keras.Sequential([dense])
+    with fake_quantized(model, RECIPE):
+        first = keras.ops.convert_to_numpy(model(x))  # builds the Dense
+        again = keras.ops.convert_to_numpy(model(x))
+    kernel = keras.ops.convert_to_numpy(dense._kernel)
+    rounded = reference_round(kernel, RECIPES[RECIPE].rounding, (0,))
+    np.testing.assert_allclose(first, x @ rounded + keras.ops.convert_to_numpy(dense.bias),
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(first, again)
+    assert type(dense) is keras.layers.Dense
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"bits": 1}, r"`bits` must be an integer from 2 to 8\. Received: bits=1"),
+    ({"bits": True}, r"`bits` must be an integer from 2 to 8\. Received: bits=True"),
+    ({"bits": 0}, r"`bits` must be an integer from 2 to 8\. Received: bits=0"),
+    ({"bits": 4.5}, r"`bits` must be an integer from 2 to 8\. Received: bits=4\.5"),
+    ({"bits": "4"}, r"`bits` must be an integer from 2 to 8\. Received: bits='4'"),
+    ({"bits": 4, "block_size": 0}, r"`block_size` must be a positive integer or None\. "
+                                   r"Received: block_size=0"),
+    ({"bits": 4, "block_size": 32.0}, r"`block_size` must be a positive integer or None\. "
+                                      r"Received: block_size=32\.0"),
+    ({"bits": 4, "block_size": True}, r"`block_size` must be a positive integer or None\. "
+                                      r"Received: block_size=True"),
+    ({"bits": 4, "clipping": None}, r"`clipping` must be one of \('max', 'mse'\)\. "
+                                    r"Received: clipping=None"),
+])
+def test_kernel_rounding_refuses_bad_arguments_by_name(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        KernelRounding(**kwargs)
+
+
+def test_kernel_rounding_keeps_valid_arguments_as_plain_ints():
+    rounding = KernelRounding(np.int64(4), np.int32(32))
+    assert (type(rounding.bits), type(rounding.block_size)) == (int, int)
+    assert rounding == INT4_BLOCK32.__class__(4, 32)
+    # 2 bits is the smallest grid with a nonzero level: finite, on {-s, 0, s}.
+    kernel = np.random.default_rng(0).normal(size=(8, 4)).astype("float32")
+    got = keras.ops.convert_to_numpy(round_kernel(kernel, KernelRounding(2)))
+    assert np.isfinite(got).all() and all(len(np.unique(c)) <= 3 for c in got.T)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"name": 4}, r"`name` must be a non-empty string\. Received: name=4"),
+    ({"name": ""}, r"`name` must be a non-empty string\. Received: name=''"),
+    ({"rounding": 4}, r"`rounding` must be a KernelRounding\. Received: rounding=4"),
+    ({"activations": "int8"}, r"`activations` must be \"dynamic\" or \"float\"\. "
+                              r"Received: activations='int8'"),
+    ({"overrides": ("attention", INT4)}, r"`overrides` must be a tuple of \(scope regex, "
+                                         r"KernelRounding\) pairs\. Received: overrides="),
+    ({"overrides": (("(", INT4),)}, r"`overrides` holds the scope '\(', not a regular "
+                                    r"expression"),
+    ({"table_bits": 4}, r"`table_bits` must be 8 or None\. Received: table_bits=4"),
+    ({"table_bits": 8.0}, r"`table_bits` must be 8 or None\. Received: table_bits=8\.0"),
+    ({"description": None}, r"`description` must be a string\. Received: description=None"),
+])
+def test_weight_recipe_refuses_bad_arguments_by_name(kwargs, message):
+    arguments = {"name": "mine", "rounding": INT4, "activations": "dynamic", **kwargs}
+    with pytest.raises(ValueError, match=message):
+        WeightRecipe(**arguments)
+
+
+def test_the_distiller_trains_with_a_recipe_of_ones_own_and_saves_it():
+    teacher, student = make_pair()
+    mine = WeightRecipe("int4_min_max", KernelRounding(4), "dynamic", table_bits=8,
+                        overrides=((ATTENTION_OUTPUT_SCOPE, KernelRounding(8)),))
+    distiller = EmbeddingDistiller(teacher, student, quantize_transformer=mine)
+    probe = token_batches(4, seed=3)
+    plain = EmbeddingDistiller(teacher, student)
+    with fake_quantized(student, mine):
+        want = student_sentence(plain, probe)
+    np.testing.assert_allclose(student_sentence(distiller, probe), want, atol=1e-5)
+    distiller.compile(learning_rate=1e-3)
+    history = distiller.fit(token_batches(32), batch_size=16, epochs=1, verbose=0).history
+    assert np.isfinite(history["loss"]).all()
+    config = distiller.get_config()
+    assert config["quantize_transformer"]["name"] == "int4_min_max"
+    assert EmbeddingDistiller.from_config(config).quantize_transformer == mine
+    # A table recipe given as an object is kept by name, as its name is.
+    same = EmbeddingDistiller(teacher, student, quantize_transformer=RECIPES[RECIPE])
+    assert same.quantize_transformer == RECIPE
