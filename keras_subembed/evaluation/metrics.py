@@ -373,3 +373,4 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
     figure.tight_layout()
     figure.savefig(path, dpi=120, format="png")
     return path
+

@@ -14,6 +14,8 @@ from keras_subembed.models.compressed_roberta_masked_lm_preprocessor import (
     CompressedRobertaMaskedLMPreprocessor,
 )
 from keras_subembed.models.embedding_distiller import EmbeddingDistiller
+from keras_subembed.models.length_batches import encode_by_length
+from keras_subembed.models.model_files import load_text_embedder
 from keras_subembed.models.model_files import match_model_files
 from keras_subembed.models.model_files import model_sequence_limit
 from keras_subembed.layers.positional_token_embedding import PositionalTokenEmbedding
@@ -33,7 +35,9 @@ __all__ = [
     "CompressedXLMRobertaTextEmbedder",
     "EmbeddingDistiller",
     "compress_backbone",
+    "encode_by_length",
     "find_token_embedding",
+    "load_text_embedder",
     "match_model_files",
     "model_sequence_limit",
     "pretrained_token_embedding",

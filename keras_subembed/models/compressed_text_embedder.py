@@ -28,6 +28,8 @@ from keras_subembed.models.encoder_inputs import check_id_batch
 from keras_subembed.models.encoder_inputs import check_sentences
 from keras_subembed.models.encoder_inputs import is_token_id_dict
 from keras_subembed.models.encoder_inputs import narrow_ids
+from keras_subembed.models.length_batches import encode_by_length
+from keras_subembed.models.model_files import check_tokenizer_fits
 from keras_subembed.models.model_files import keep_model_sequence_length
 from keras_subembed.models.presets import save_to_preset
 
@@ -65,26 +67,6 @@ def check_text_preprocessing(preprocessor, backbone, vocabulary_sha256):
             f"The preprocessor pads text to {length} tokens; the model takes at most "
             f"{limit} (its `max_sequence_length`). Set `preprocessor.sequence_length` "
             f"to {limit} or less."
-        )
-
-
-def check_tokenizer_fits(preprocessor, backbone):
-    """`ValueError` when the tokenizer gives ids the token embedding has no row
-    for (a preset whose vocabulary and model do not belong together).
-
-    A preset's vocabulary is loaded after the model is built, so this runs
-    again when text is encoded.
-    """
-    tokenizer = getattr(preprocessor, "tokenizer", None)
-    if tokenizer is None or not getattr(tokenizer, "vocabulary", None):
-        return
-    size, input_dim = tokenizer.vocabulary_size(), backbone.token_embedding.input_dim
-    if size > input_dim:
-        raise ValueError(
-            f"The tokenizer's vocabulary has {size} tokens, but the token embedding takes "
-            f"ids below {input_dim} (its `input_dim`): text would give ids {input_dim}.."
-            f"{size - 1}, which have no row. The vocabulary and the model do not belong "
-            "together (check the preset's tokenizer files and config.json)."
         )
 
 
@@ -154,6 +136,12 @@ def _compressed_family(task_cls):
             check_id_batch(x, self.backbone.token_embedding.input_dim,
                            limit if isinstance(limit, int) else None)
             return super().predict(x, *args, **kwargs)
+
+        def encode_text(self, text, batch_size=32, verbose=None):
+            """keras-hub's `encode_text` batched by length (`encode_by_length`):
+            `predict`'s vectors without padding short texts to `sequence_length`."""
+            del verbose  # no progress bar to show
+            return encode_by_length(self, text, batch_size=batch_size)
 
         def _with_segments(self, inputs):
             if not (isinstance(inputs, dict) and "segment_ids" in self.input

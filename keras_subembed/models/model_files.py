@@ -9,6 +9,8 @@ normaliser, `sentence_bert_config.json`'s `max_seq_length`,
 import json
 import pathlib
 
+import keras_hub
+
 from keras_subembed.checks import check_positive_int
 from keras_subembed.files import read_vocabulary
 from keras_subembed.files import vocabulary_fingerprint
@@ -34,6 +36,85 @@ def keep_model_sequence_length(preprocessor):
 def model_sequence_length(preprocessor):
     """The recorded length of `preprocessor`'s model, else its current `sequence_length`."""
     return getattr(preprocessor, _MODEL_LENGTH, getattr(preprocessor, "sequence_length", None))
+
+
+def check_tokenizer_fits(preprocessor, backbone):
+    """`ValueError` when the tokenizer gives ids the token embedding has no row
+    for (a preset whose vocabulary and model do not belong together).
+
+    A preset's vocabulary is loaded after the model is built, so this runs
+    again when text is encoded.
+    """
+    tokenizer = getattr(preprocessor, "tokenizer", None)
+    # A WordPiece/BPE vocabulary or a SentencePiece model, once loaded.
+    if tokenizer is None or not (getattr(tokenizer, "vocabulary", None)
+                                 or getattr(tokenizer, "proto", None)):
+        return
+    size, input_dim = tokenizer.vocabulary_size(), backbone.token_embedding.input_dim
+    if size > input_dim:
+        raise ValueError(
+            f"The tokenizer's vocabulary has {size} tokens, but the token embedding takes "
+            f"ids below {input_dim} (its `input_dim`): text would give ids {input_dim}.."
+            f"{size - 1}, which have no row. The vocabulary and the model do not belong "
+            "together (check the preset's tokenizer files and config.json)."
+        )
+
+
+def load_text_embedder(preset, **kwargs):
+    """A Hugging Face / sentence-transformers folder as a keras-hub `TextEmbedder`
+    that follows its own files (`match_model_files`).
+
+    keras-hub's converters do the loading: a BERT folder whose tokenizer is
+    XLM-R's SentencePiece model (multilingual-e5-small and -base,
+    paraphrase-multilingual-MiniLM-L12-v2) becomes a `BertTextEmbedder`
+    with an `XLMRobertaTokenizer`; pooling and normalisation come from
+    `1_Pooling/config.json` and `modules.json`, the length from
+    `sentence_bert_config.json`. The embedder embeds exactly the string it
+    is given: add a model card's prefix yourself (e5's "query: " /
+    "passage: ").
+
+    Refused with a `ValueError` naming the folder: a folder without the
+    tokenizer file its config asks for, and a tokenizer with more ids than
+    the token table has rows.
+
+    Example:
+
+    >>> embedder = load_text_embedder(multilingual_e5_preset_dir())
+    >>> vectors = embedder.predict(["query: how old is the moon"])
+    """
+    folder = pathlib.Path(preset)
+    if not folder.is_dir():
+        raise ValueError(f"`preset` must be a model's folder. Received: "
+                         f"preset={str(preset)!r}, not a folder")
+    missing = [name for name in model_tokenizer_files(folder) if not (folder / name).is_file()]
+    if missing:
+        found = sorted(entry.name for entry in folder.iterdir())
+        raise ValueError(
+            f"The folder has no tokenizer: its config asks for {', '.join(missing)}, which "
+            f"it lacks (it holds {', '.join(found) or 'nothing'}). Copy the model's tokenizer "
+            f"files into it. Received: preset={str(preset)!r}")
+    embedder = keras_hub.models.TextEmbedder.from_preset(str(folder), **kwargs)
+    return match_model_files(embedder, folder)
+
+
+def model_tokenizer_files(preset):
+    """The tokenizer files keras-hub's converter reads for the folder's `config.json`."""
+    folder = pathlib.Path(preset)
+    if not (folder / "config.json").is_file():
+        return ["config.json"]
+    model_type = read_json(folder / "config.json").get("model_type")
+    if model_type == "xlm-roberta":
+        return ["sentencepiece.bpe.model"]
+    if model_type == "roberta":
+        return ["vocab.json", "merges.txt"]
+    if model_type not in ("bert", "distilbert"):
+        return []  # keras-hub names what it misses
+    config = folder / "tokenizer_config.json"
+    if not config.is_file():
+        return ["tokenizer_config.json"]
+    if "XLMRoberta" in str(read_json(config).get("tokenizer_class") or ""):
+        return ["sentencepiece.bpe.model"]
+    return ["vocab.txt"]
 
 
 def match_model_files(embedder, preset):
@@ -69,6 +150,7 @@ def match_model_files(embedder, preset):
     preprocessor = embedder.preprocessor
     if preprocessor is None:
         return embedder
+    check_tokenizer_fits(preprocessor, embedder.backbone)
     check_same_vocabulary(preprocessor.tokenizer, preset)
     match_normalization(preprocessor.tokenizer, preset)
     limit = model_sequence_limit(preset)

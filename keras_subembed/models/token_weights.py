@@ -32,7 +32,10 @@ def token_weights(model, texts, power=0.5, batch_size=_BATCH_SIZE, verbose=False
         verbose: show a progress bar over the batches.
 
     Returns:
-        float32 `(vocabulary_size,)`, every weight >= 1.
+        float32, every weight >= 1: one per row of the model's token table when
+        `model` has a backbone (a table may have rows no token uses:
+        multilingual-e5's 250,037 rows for its tokenizer's 250,002 ids), else
+        one per id of the tokenizer.
 
     Example:
     >>> weights = keras_subembed.models.token_weights(embedder, sentences)
@@ -47,8 +50,8 @@ def token_weights(model, texts, power=0.5, batch_size=_BATCH_SIZE, verbose=False
     batch_size = check_positive_int("batch_size", batch_size)
     verbose = check_bool("verbose", verbose)
     batches = _string_batches(texts, batch_size)
-    vocabulary_size = int(tokenizer.vocabulary_size())
-    counts = np.zeros(vocabulary_size, dtype=np.int64)
+    rows = _table_rows(model, tokenizer)
+    counts = np.zeros(rows, dtype=np.int64)
     known = int(batches.cardinality().numpy())
     progress = keras.utils.Progbar(
         known if known >= 0 else None, verbose=1 if verbose else 0, unit_name="batch"
@@ -57,7 +60,7 @@ def token_weights(model, texts, power=0.5, batch_size=_BATCH_SIZE, verbose=False
     with _unpadded(tokenizer):
         for step, ids in enumerate(batches.map(tokenizer)):
             ids = ids.flat_values.numpy() if hasattr(ids, "flat_values") else np.asarray(ids)
-            counts += np.bincount(ids.reshape(-1), minlength=vocabulary_size)[:vocabulary_size]
+            counts += np.bincount(ids.reshape(-1), minlength=rows)[:rows]
             progress.update(step + 1)
     if not counts.any():
         raise ValueError(
@@ -65,6 +68,21 @@ def token_weights(model, texts, power=0.5, batch_size=_BATCH_SIZE, verbose=False
             "will distil on)."
         )
     return ((counts + 1.0) ** float(power)).astype(np.float32)
+
+
+def _table_rows(model, tokenizer):
+    """Rows of `model`'s token table, or the tokenizer's size when `model` has none."""
+    size = int(tokenizer.vocabulary_size())
+    embedding = getattr(getattr(model, "backbone", None), "token_embedding", None)
+    rows = getattr(embedding, "input_dim", None)
+    if rows is None:
+        return size
+    if size > rows:
+        raise ValueError(
+            f"The tokenizer's vocabulary has {size} tokens, but the model's token table has "
+            f"{rows} rows: ids {rows}..{size - 1} have no row. The tokenizer and the model "
+            "do not belong together.")
+    return int(rows)
 
 
 @contextlib.contextmanager

