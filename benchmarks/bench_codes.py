@@ -48,7 +48,7 @@ import compress_minilm  # noqa: E402  (the main job: same data splits and runner
 from keras_subembed import datasets  # noqa: E402
 from keras_subembed import evaluation  # noqa: E402
 from keras_subembed.assignment import reconstruction_quality  # noqa: E402
-from keras_subembed.assignment.code_space import check_rows_per_table  # noqa: E402
+from keras_subembed.assignment import minimum_rows_per_table  # noqa: E402
 from keras_subembed.layers import SubEmbedding  # noqa: E402
 from keras_subembed.models import token_weights  # noqa: E402
 
@@ -93,11 +93,7 @@ def feasible(num_ids, num_tables, rows, assignment, num_reserved, max_distinct_t
         return rows > num_reserved
     if num_tables > max_distinct_tables:
         return False
-    try:
-        check_rows_per_table(rows, num_ids, num_tables, num_reserved)
-    except ValueError:
-        return False
-    return True
+    return rows >= minimum_rows_per_table(num_ids, num_tables, num_reserved)
 
 
 def main(argv=None):
@@ -107,12 +103,12 @@ def main(argv=None):
     job_args = compress_minilm.parse_args(["--seed", str(args.seed)])
     teacher = compress_minilm.load_teacher(datasets.minilm_preset_dir())
     data = compress_minilm.load_data(job_args)
-    sets = {name: compress_minilm.Tokenized(data[name], teacher.preprocessor)
+    sets = {name: evaluation.TokenizedTexts(data[name], teacher.preprocessor)
             for name in ("in_domain", "out_of_domain")}
     # One XLA program per batch shape, reused for every setting: only the
     # token table's values change between settings. One trace with dynamic
     # shapes (reduce_retracing), not one per batch length: XLA still compiles per shape.
-    encode = tf.function(compress_minilm.keras_runner(teacher), jit_compile=True,
+    encode = tf.function(evaluation.keras_runner(teacher), jit_compile=True,
                          reduce_retracing=True)
 
     def run(ids, mask):

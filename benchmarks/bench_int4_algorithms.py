@@ -42,8 +42,7 @@ import bench_tflite_latency  # noqa: E402
 import keras_subembed  # noqa: E402,F401  (registers the compressed classes)
 from keras_subembed import datasets  # noqa: E402
 from keras_subembed.export import export_tflite  # noqa: E402
-from keras_subembed.export.tflite import interpreter_runner  # noqa: E402
-from keras_subembed.models.weight_quantization import TRANSFORMER_SCOPE  # noqa: E402
+from keras_subembed.quantization import TRANSFORMER_SCOPE  # noqa: E402
 
 ALGORITHMS = ("min_max_uniform_quantize", "MSE", "OCTAV", "GPTQ", "DECOMPOSED_HADAMARD_ROTATION",
               "OSCAR", "dequantized_weight_recovery")
@@ -102,7 +101,9 @@ def quantized(flatbuffer, algorithm, calibration, granularity="CHANNELWISE"):
 
 
 def embed(flatbuffer, inputs):
-    runner = interpreter_runner(flatbuffer, num_threads=2)
+    from ai_edge_litert.interpreter import Interpreter
+
+    runner = Interpreter(model_content=flatbuffer, num_threads=2).get_signature_runner()
     return np.concatenate([runner(**x)["embedding"] for x in inputs])
 
 

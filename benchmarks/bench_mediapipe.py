@@ -85,9 +85,8 @@ def load_model(args):
 
 
 def cosines(a, b):
-    from keras_subembed.export.tflite import row_cosines
-
-    return row_cosines(a, b)
+    """Cosine of each row of `a` to the same row of `b`."""
+    return np.einsum("ij,ij->i", a, b) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
 
 
 def litert_vectors(path, model, texts, sequence_length):
@@ -116,7 +115,7 @@ def main(argv=None):
     from keras_subembed.export import export_mediapipe
     from keras_subembed.export import mediapipe_token_ids
     from keras_subembed.export.mediapipe import keras_vectors
-    from keras_subembed.export.mediapipe import mediapipe_embedder
+    from keras_subembed.export import MediaPipeEmbedder
 
     plain, accented = held_out_sentences(args.sentences)
     print(f"{len(plain)} held-out sentences without accents, {len(accented)} with", flush=True)
@@ -151,7 +150,7 @@ def main(argv=None):
             row = {"file_mb": round(report.file_bytes / 1e6, 3), "export_s": round(seconds, 1),
                    "latency_ms": round(report.latency_ms, 2),
                    "warned": [str(w.message)[:80] for w in caught if w.category is UserWarning]}
-            with mediapipe_embedder(path.read_bytes()) as task:
+            with MediaPipeEmbedder(path.read_bytes()) as task:
                 for name, texts in (("plain", plain), ("accented", accented)):
                     got = np.stack([task.embed(t) for t in texts])
                     c = cosines(got, want[name])

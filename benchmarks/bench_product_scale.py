@@ -24,7 +24,7 @@ import numpy as np
 from keras_subembed.assignment import least_squares_sub_tables
 from keras_subembed.assignment import product_codes
 from keras_subembed.assignment import reconstruction_quality
-from keras_subembed.assignment.product import sub_widths
+from keras_subembed.assignment import sub_widths
 
 
 def parse_args(argv=None):
@@ -54,7 +54,7 @@ def main(argv=None):
     print(f"table {args.ids:,} x {args.width} float32 ({table.nbytes / 1e9:.2f} GB); "
           f"peak RSS before coding {peak_rss_gb():.2f} GB", flush=True)
     start = time.perf_counter()
-    codes = product_codes(table, args.tables, args.rows, seed=args.seed, weights=weights,
+    codes = product_codes(table, args.tables, args.rows, seed=args.seed, token_weights=weights,
                           verbose=True)
     seconds = time.perf_counter() - start
     peak = peak_rss_gb()

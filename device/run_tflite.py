@@ -2,7 +2,9 @@
 
 No TensorFlow, no Keras: tokenizes the sentence exactly as keras-hub's
 BertTokenizer did in training (`wordpiece_tokenizer.py`, with the vocabulary
-written beside the model by `device/convert.py`), runs the `serving_default`
+written beside the model by `device/convert.py`; a model with an XLM-R
+SentencePiece tokenizer, for `search_text.py`, gets `sentencepiece_tokenizer.py`
+and the `<model>.spm` file), runs the `serving_default`
 signature, prints the top predictions for each [MASK] and the latency.
 
     python device/run_tflite.py mlm.tflite "the police said the [MASK] was closed ."
@@ -38,6 +40,9 @@ from wordpiece_tokenizer import WordPieceTokenizer  # noqa: E402
 SIGNATURE = "serving_default"
 # The metadata entry keras_subembed's export writes into a .tflite file.
 METADATA_NAME = b"keras_subembed"
+# The tokenizer files an export writes beside `<model>.tflite`, in the order looked for.
+VOCABULARY_SUFFIX, SENTENCEPIECE_SUFFIX = ".vocab.txt", ".spm"
+SENTENCEPIECE_SUFFIXES = (SENTENCEPIECE_SUFFIX, ".model")
 
 
 class RunnerError(Exception):
@@ -65,7 +70,8 @@ def _bounded_int(text, lowest, wanted):
 def add_model_arguments(parser, runs=20):
     """Arguments every runner takes: model, vocabulary, threads, latency runs."""
     parser.add_argument("model", help="the .tflite file")
-    parser.add_argument("--vocabulary", help="vocab.txt (default: <model>.vocab.txt)")
+    parser.add_argument("--vocabulary", help="the tokenizer: a WordPiece vocab.txt or a SentencePiece "
+                        ".spm/.model file (default: <model>.vocab.txt, else <model>.spm)")
     parser.add_argument("--threads", type=positive_int, default=1, help="interpreter threads (default 1)")
     parser.add_argument("--runs", type=non_negative_int, default=runs,
                         help=f"timed runs for the latency; 0 skips it (default {runs})")
@@ -94,8 +100,15 @@ def open_signature(model_path, required_inputs, threads=1):
 
 
 def vocabulary_path_of(model_path, vocabulary_path=None):
-    """`vocabulary_path`, else the <model>.vocab.txt the export wrote beside the model."""
-    return pathlib.Path(vocabulary_path or pathlib.Path(model_path).with_suffix(".vocab.txt"))
+    """`vocabulary_path`, else the tokenizer file the export wrote beside the model:
+    <model>.vocab.txt (WordPiece), else <model>.spm (SentencePiece)."""
+    if vocabulary_path:
+        return pathlib.Path(vocabulary_path)
+    model_path = pathlib.Path(model_path)
+    sentencepiece_path = model_path.with_suffix(SENTENCEPIECE_SUFFIX)
+    if not model_path.with_suffix(VOCABULARY_SUFFIX).is_file() and sentencepiece_path.is_file():
+        return sentencepiece_path
+    return model_path.with_suffix(VOCABULARY_SUFFIX)
 
 
 def read_export_metadata(model_path):
@@ -129,14 +142,47 @@ def check_vocabulary(tokenizer, metadata, path):
                           "tokens differ): pass the vocabulary it was trained with")
 
 
+def load_sentencepiece_tokenizer(path, metadata):
+    """The XLM-R tokenizer of a SentencePiece model file, checked against the model's record."""
+    from sentencepiece_tokenizer import SentencePieceModelError
+    from sentencepiece_tokenizer import SentencePieceTokenizer
+
+    if metadata.get("vocabulary_sha256"):
+        raise RunnerError(f"{path} is a SentencePiece model but the model was exported with a "
+                          "WordPiece vocabulary: pass its .vocab.txt")
+    data = path.read_bytes()
+    fingerprint = metadata.get("sentencepiece_sha256")
+    if fingerprint and hashlib.sha256(data).hexdigest() != fingerprint:
+        raise RunnerError(f"{path} is not the SentencePiece model the model was exported with: "
+                          "pass the one it was trained with")
+    try:
+        tokenizer = SentencePieceTokenizer(data)
+    except SentencePieceModelError as error:
+        raise RunnerError(f"{path}: {error}") from None
+    size = metadata.get("vocabulary_size")
+    if size is not None and tokenizer.vocabulary_size > size:
+        raise RunnerError(f"{path} gives ids up to {tokenizer.vocabulary_size - 1} but the model "
+                          f"takes {size} ids: pass the SentencePiece model it was trained with")
+    return tokenizer
+
+
 def load_tokenizer(model_path, vocabulary_path=None, **kwargs):
-    """The WordPiece tokenizer of `vocabulary_path` (default: <model>.vocab.txt),
-    checked against what the export recorded in the model file, and
-    normalising text as the model's tokenizer did (`lowercase`, `strip_accents`)."""
+    """The tokenizer of `vocabulary_path` (default: <model>.vocab.txt, else
+    <model>.spm), checked against what the export recorded in the model file:
+    WordPiece normalising text as the model's tokenizer did (`lowercase`,
+    `strip_accents`), or XLM-R SentencePiece for a `.spm` / `.model` file."""
     path = vocabulary_path_of(model_path, vocabulary_path)
     if not path.is_file():
         raise RunnerError(f"no vocabulary at {path} (pass --vocabulary)")
     metadata = read_export_metadata(model_path)
+    if path.suffix in SENTENCEPIECE_SUFFIXES:
+        if kwargs:
+            raise RunnerError(f"{path} is a SentencePiece model; this script needs a WordPiece "
+                              "vocabulary (search_text.py embeds with SentencePiece models)")
+        return load_sentencepiece_tokenizer(path, metadata)
+    if metadata.get("sentencepiece_sha256"):
+        raise RunnerError(f"the model was exported with a SentencePiece tokenizer, not the "
+                          f"vocabulary {path}: pass its .spm file")
     kwargs = {**{name: bool(metadata[name]) for name in ("lowercase", "strip_accents")
                  if name in metadata}, **kwargs}
     try:

@@ -4,8 +4,10 @@ The model is a sentence encoder exported with signature `serving_default`:
 `token_ids` and `padding_mask` (int32, batch x length) -> `embedding`
 (float32, batch x d, L2-normalised). Each line is tokenized exactly as
 keras-hub's BertTokenizer does (`wordpiece_tokenizer.py`, vocabulary
-`<model>.vocab.txt` unless --vocabulary), packed as `[CLS] ... [SEP]` and cut
-to --sequence-length tokens.
+`<model>.vocab.txt` unless --vocabulary), or, for a multilingual model
+exported with its SentencePiece model `<model>.spm`, as keras-hub's
+XLMRobertaTokenizer does (`sentencepiece_tokenizer.py`); packed as
+`[CLS] ... [SEP]` (`<s> ... </s>`) and cut to --sequence-length tokens.
 
     # the 5 corpus lines nearest to each query, with cosine scores
     python device/search_text.py minilm.tflite --corpus news.txt "police closed the road" --top-k 5

@@ -82,8 +82,8 @@ from keras_subembed.models import EmbeddingDistiller  # noqa: E402
 from keras_subembed.models import match_model_files  # noqa: E402
 from keras_subembed.models import save_preset  # noqa: E402
 from keras_subembed.models import token_weights  # noqa: E402
-from keras_subembed.models.model_files import model_sequence_limit  # noqa: E402
-from keras_subembed.models.weight_quantization import RECIPES  # noqa: E402
+from keras_subembed.models import model_sequence_limit  # noqa: E402
+from keras_subembed.quantization import RECIPES  # noqa: E402
 
 RESERVED_IDS = [0, 100, 101, 102, 103]  # [PAD] [UNK] [CLS] [SEP] [MASK]
 SETTINGS = {
@@ -199,95 +199,6 @@ def training_dataset(sentences, preprocessor, args):
 # --- embedding text with Keras or LiteRT ------------------------------------------------------
 
 
-class Tokenized:
-    """Token ids of texts, packed once, embedded in batches of similar length."""
-
-    def __init__(self, texts, preprocessor, batch_size=64):
-        features = preprocessor(list(texts))
-        self.token_ids = np.asarray(features["token_ids"], dtype="int32")
-        self.padding_mask = np.asarray(features["padding_mask"], dtype="int32")
-        lengths = self.padding_mask.sum(axis=1)
-        self.order = np.argsort(lengths, kind="stable")
-        self.batches = [self.order[i:i + batch_size] for i in range(0, len(texts), batch_size)]
-        self.lengths = lengths
-
-    def embed(self, run_batch):
-        """`run_batch(token_ids, padding_mask) -> vectors`, trimmed to each batch's longest row."""
-        vectors = None
-        for rows in self.batches:
-            length = int(self.lengths[rows].max())
-            out = np.asarray(run_batch(self.token_ids[rows, :length], self.padding_mask[rows, :length]))
-            if vectors is None:
-                vectors = np.zeros((len(self.token_ids), out.shape[-1]), "float32")
-            vectors[rows] = out
-        return vectors
-
-
-def keras_runner(embedder):
-    """`(token_ids, padding_mask) -> vectors`; a single sentence is segment 0 throughout."""
-
-    def run(ids, mask):
-        ids, mask = keras.ops.convert_to_tensor(ids), keras.ops.convert_to_tensor(mask)
-        inputs = {"token_ids": ids, "padding_mask": mask, "segment_ids": keras.ops.zeros_like(ids)}
-        return embedder(inputs, training=False)
-
-    return run
-
-
-def tflite_runner(path):
-    from ai_edge_litert.interpreter import Interpreter
-
-    runner = Interpreter(model_path=str(path), num_threads=2).get_signature_runner("serving_default")
-    return lambda ids, mask: runner(token_ids=ids, padding_mask=mask)["embedding"]
-
-
-class Evaluation:
-    """The held-out measures of one sentence encoder, against the teacher's vectors."""
-
-    def __init__(self, data, preprocessor):
-        polarity, self.sentiment = data["polarity"]
-        train_posts, self.train_topics, test_posts, self.test_topics = data["topics"]
-        self.sets = {name: Tokenized(texts, preprocessor) for name, texts in [
-            ("in_domain", data["in_domain"]), ("out_of_domain", data["out_of_domain"]),
-            ("polarity", polarity), ("train_posts", train_posts), ("test_posts", test_posts)]}
-        words = sorted({w for name in ("wordsim353", "simlex999")
-                        for a, b, _ in datasets.word_similarity_pairs(name) for w in (a, b)})
-        self.words = words
-        self.sets["words"] = Tokenized(words, preprocessor)
-        self.teacher_vectors = None
-        self.teacher_correct = None
-
-    def measure(self, run_batch):
-        vectors = {name: tokenized.embed(run_batch) for name, tokenized in self.sets.items()}
-        if self.teacher_vectors is None:
-            self.teacher_vectors = vectors
-        word_index = {w: i for i, w in enumerate(self.words)}
-
-        def embed_words(words):
-            return vectors["words"][[word_index[w] for w in words]]
-
-        sentiment, _ = evaluation.sentiment_accuracy(vectors["polarity"], self.sentiment)
-        correct = evaluation.sentiment_correct(vectors["polarity"], self.sentiment)
-        if self.teacher_correct is None:
-            self.teacher_correct = correct
-        result = {
-            f"cosine_{name}": evaluation.mean_cosine(vectors[name], self.teacher_vectors[name])
-            for name in ("in_domain", "out_of_domain")
-        }
-        result.update({
-            "sentiment_accuracy": sentiment,
-            "topic_accuracy": evaluation.topic_accuracy(
-                vectors["train_posts"], self.train_topics, vectors["test_posts"], self.test_topics),
-            "wordsim353": evaluation.word_similarity_spearman(embed_words, "wordsim353")[0],
-            "simlex999": evaluation.word_similarity_spearman(embed_words, "simlex999")[0],
-        })
-        result = {key: round(float(value), 4) for key, value in result.items()}
-        # 95% paired bootstrap interval of (this - teacher) sentiment accuracy.
-        result["sentiment_vs_teacher_95"] = [round(bound, 4) for bound in
-                                             evaluation.bootstrap_interval(correct, self.teacher_correct)]
-        return result
-
-
 # --- the job ---------------------------------------------------------------------------------
 
 
@@ -395,7 +306,9 @@ def main(argv=None):
     print(f"{len(data['training']):,} training sentences; evaluation sets: "
           f"{len(data['in_domain'])} in-domain, {len(data['out_of_domain'])} out-of-domain "
           "sentences, 200 polarity sentences, 200 newsgroup posts, word pairs", flush=True)
-    evaluation_sets = Evaluation(data, preprocessor)
+    evaluation_sets = evaluation.SentenceEvaluation(
+        preprocessor, data["in_domain"], data["out_of_domain"], data["polarity"],
+        data["topics"])
     # Product codes fit the tokens the training text uses best (issue #25).
     weights = token_weights(teacher, data["training"], power=args.token_weight_power)
 
@@ -403,14 +316,15 @@ def main(argv=None):
     print("Teacher", flush=True)
     teacher_row = {"name": "teacher", "kind": "embedding",
                    **embedding_summary(teacher.backbone.token_embedding),
-                   **evaluation_sets.measure(keras_runner(teacher))}
+                   **evaluation_sets.measure(evaluation.keras_runner(teacher))}
     save_preset(teacher, output / "teacher", overwrite=True)  # at the model's 256 tokens
     teacher_row["tflite"] = export(teacher, "teacher", output, vocabulary_path)
     rows.append(teacher_row)
     if not args.skip_teacher_tflite_eval:
         rows.append({"name": TEACHER_TFLITE, "kind": "embedding",
                      **embedding_summary(teacher.backbone.token_embedding),
-                     **evaluation_sets.measure(tflite_runner(teacher_row["tflite"]["dynamic"]["path"])),
+                     **evaluation_sets.measure(
+                         evaluation.tflite_runner(teacher_row["tflite"]["dynamic"]["path"])),
                      "tflite": {"dynamic": teacher_row["tflite"]["dynamic"]}})
 
     for name in args.settings:
@@ -436,12 +350,12 @@ def main(argv=None):
         if kind == "sub":
             np.save(codes_path, student.backbone.token_embedding.code_array())
             kwargs["assignment"] = assignment
-        before = evaluation_sets.measure(keras_runner(student))
+        before = evaluation_sets.measure(evaluation.keras_runner(student))
         start = time.perf_counter()
         args = with_setting_rates(args, name)
         timings = distil(teacher, student, training_preprocessor, data["training"], args)
         distil_seconds = time.perf_counter() - start
-        after = evaluation_sets.measure(keras_runner(student))
+        after = evaluation_sets.measure(evaluation.keras_runner(student))
         student.save_to_preset(str(output / name), overwrite=True)
         rows.append({
             "name": name, "kind": kind, "settings": kwargs,
@@ -505,7 +419,7 @@ def int4_rows(teacher, student, name, preprocessor, data, evaluation_sets, outpu
         files = export(student, f"{name}.{stage.lower()}", output, vocabulary_path, (recipe,))
         rows.append({"name": row_name, "kind": "sub", "recipe": recipe, "qat_steps": steps,
                      **embedding_summary(student.backbone.token_embedding),
-                     **evaluation_sets.measure(tflite_runner(files[recipe]["path"])),
+                     **evaluation_sets.measure(evaluation.tflite_runner(files[recipe]["path"])),
                      **timings, "tflite": files})
         print(f"  {rows[-1]}", flush=True)
     return rows
@@ -547,23 +461,18 @@ def print_table(rows):
     # int4 rows show their int4 file in the dyn. columns.
     header = COLUMNS + [("dynamic_mb", "dyn. MB", "{:.1f}"), ("dynamic_ms", "dyn. ms", "{:.1f}"),
                         ("float32_mb", "f32 MB", "{:.1f}")]
-    lines = [[title for _, title, _ in header]]
+    lines = []
     for row in rows:
-        tflite = row.get("tflite", {})
-        values = {**row,
-                  "dynamic_mb": shipped_file(row).get("file_mb"),
-                  "dynamic_ms": shipped_file(row).get("latency_ms"),
-                  "float32_mb": tflite.get("float32", {}).get("file_mb")}
-        lines.append(["-" if values.get(key) is None else fmt.format(values[key])
-                      for key, _, fmt in header])
+        lines.append({**{key: row.get(key) for key, _, _ in COLUMNS},
+                      "dynamic_mb": shipped_file(row).get("file_mb"),
+                      "dynamic_ms": shipped_file(row).get("latency_ms"),
+                      "float32_mb": row.get("tflite", {}).get("float32", {}).get("file_mb")})
         if "before_distillation" in row:
             before = {**row["before_distillation"], "name": "  (before distillation)"}
-            lines.append(["" if before.get(key) is None else fmt.format(before[key])
-                          for key, _, fmt in COLUMNS] + ["", "", ""])
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+            lines.append({key: before[key] for key, _, _ in COLUMNS
+                          if before.get(key) is not None})
     print()
-    for line in lines:
-        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)))
+    print("\n".join(evaluation.format_table(lines, header)))
 
 
 def plot(rows, path):

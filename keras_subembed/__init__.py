@@ -8,7 +8,7 @@ on first use.
 
 import importlib
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 # Imported here, not lazily: Keras finds a saved class only once its module
 # has registered it.

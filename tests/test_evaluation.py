@@ -231,22 +231,11 @@ def test_word_similarity_spearman_of_a_perfect_embedding(name):
     rho, _ = evaluation.word_similarity_spearman(embed(reversed_), name, vocabulary=reversed_)
     assert rho == pytest.approx(-1.0)
 
-    # The table form scores the same pairs the same way; its 0.2.0 name in
-    # `datasets` still works, with a warning.
+    # The table form scores the same pairs the same way.
     vocabulary = sorted(perfect)
     table = np.stack([perfect[w] for w in vocabulary])
     assert evaluation.table_word_similarity_spearman(table, vocabulary, name) == (
         pytest.approx(1.0), 40)
-    with pytest.warns(DeprecationWarning, match="moved to `keras_subembed.evaluation"):
-        old_name = datasets.word_similarity_spearman
-    assert old_name is evaluation.table_word_similarity_spearman
-
-
-def test_datasets_does_not_import_evaluation():
-    # evaluation reads datasets; the other way round would be an import circle.
-    code = ("import sys, keras_subembed.datasets; "
-            "assert 'keras_subembed.evaluation' not in sys.modules, sorted(sys.modules)")
-    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 @needs_gensim
@@ -394,3 +383,41 @@ def test_cross_lingual_retrieval_names_mismatched_inputs():
         evaluation.cross_lingual_retrieval({"fr": english}, {"de": translated})
     with pytest.raises(TypeError, match=r"`english` must be a non-empty dict"):
         evaluation.cross_lingual_retrieval(english, {"fr": translated})
+
+@needs_gensim
+def test_sentence_evaluation_measures_against_the_first_encoder_measured():
+    import keras
+    import keras_hub
+
+    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + (
+        "the of to and in is good bad news game team".split())
+    preprocessor = keras_hub.models.BertTextEmbedderPreprocessor(
+        keras_hub.models.BertTokenizer(vocabulary=vocabulary), sequence_length=16)
+
+    def embedder(seed):
+        keras.utils.set_random_seed(seed)
+        backbone = keras_hub.models.BertBackbone(len(vocabulary), num_layers=1, num_heads=2,
+                                                 hidden_dim=8, intermediate_dim=16,
+                                                 max_sequence_length=32)
+        return keras_hub.models.BertTextEmbedder(backbone, preprocessor)
+
+    rng = np.random.default_rng(0)
+
+    def sentences(count):
+        return [" ".join(rng.choice(vocabulary[5:], size=rng.integers(2, 8))) for _ in range(count)]
+
+    labels = np.array([0, 1] * 20)
+    suite = evaluation.SentenceEvaluation(preprocessor, sentences(30), sentences(30),
+                                          (sentences(40), labels),
+                                          (sentences(40), labels, sentences(20), labels[:20]))
+    teacher = suite.measure(evaluation.keras_runner(embedder(0)))
+    assert teacher["cosine_in_domain"] == teacher["cosine_out_of_domain"] == 1.0
+    assert teacher["sentiment_vs_teacher_95"] == [0.0, 0.0]
+    student = suite.measure(evaluation.keras_runner(embedder(1)))
+    assert student["cosine_out_of_domain"] < 0.99
+    low, high = student["sentiment_vs_teacher_95"]
+    difference = student["sentiment_accuracy"] - teacher["sentiment_accuracy"]
+    assert low - 1e-4 <= difference <= high + 1e-4 and low < high
+    assert set(student) == set(teacher) == {
+        "cosine_in_domain", "cosine_out_of_domain", "sentiment_accuracy", "topic_accuracy",
+        "wordsim353", "simlex999", "sentiment_vs_teacher_95"}

@@ -20,6 +20,7 @@ import math
 import keras
 import numpy as np
 from sklearn.cluster import KMeans
+from sklearn.metrics.pairwise import euclidean_distances
 
 from keras_subembed.assignment.code_space import check_rows_per_table
 from keras_subembed.checks import check_bool
@@ -66,14 +67,6 @@ def capacitated_assignment(distances, capacity):
     return labels
 
 
-def _squared_distances(points, centers):
-    return (
-        np.einsum("ij,ij->i", points, points)[:, None]
-        - 2.0 * points @ centers.T
-        + np.einsum("ij,ij->i", centers, centers)[None, :]
-    )
-
-
 def _cluster(points, num_clusters, capacity, balanced, refinements, random_state):
     """Labels in `[0, num_clusters)` with at most `capacity` points per label."""
     num_points = points.shape[0]
@@ -90,7 +83,7 @@ def _cluster(points, num_clusters, capacity, balanced, refinements, random_state
         if np.bincount(labels, minlength=num_clusters).max() <= capacity:
             return labels
         rounds = 0
-    labels = capacitated_assignment(_squared_distances(points, centers), capacity)
+    labels = capacitated_assignment(euclidean_distances(points, centers, squared=True), capacity)
     for _ in range(rounds):
         centers = np.stack(
             [
@@ -98,7 +91,8 @@ def _cluster(points, num_clusters, capacity, balanced, refinements, random_state
                 for c in range(num_clusters)
             ]
         )
-        labels = capacitated_assignment(_squared_distances(points, centers), capacity)
+        labels = capacitated_assignment(
+            euclidean_distances(points, centers, squared=True), capacity)
     return labels
 
 
@@ -143,30 +137,30 @@ def check_embedding_table(embeddings, name="embeddings"):
 
 
 def clustered_codes(
-    embeddings,
+    table,
     num_tables,
     rows_per_table=None,
-    balanced=True,
     reserved_ids=(),
     seed=0,
+    verbose=False,
+    balanced=True,
     metric="cosine",
     refinements=2,
-    verbose=False,
 ):
     """Codes `(V, num_tables)` by recursive k-means on a pretrained table.
 
     Args:
-        embeddings: float array `(V, width)`, the pretrained embedding table.
+        table: float array `(V, width)`, the pretrained embedding table.
         num_tables: K.
         rows_per_table: M. Defaults to the smallest that fits V ids.
-        balanced: equal-size clusters (capacity `ceil(n / M)` at each level).
         reserved_ids: ids that get reserved codes (see `code_space`); they
             are left out of the clustering.
         seed: makes the result deterministic.
+        verbose: show a progress bar per level.
+        balanced: equal-size clusters (capacity `ceil(n / M)` at each level).
         metric: `"cosine"` (rows are L2-normalised first) or `"euclidean"`.
         refinements: rounds of (re-centre, re-assign) after the balanced
             assignment.
-        verbose: show a progress bar per level.
 
     Returns:
         int64 array `(V, num_tables)`; every id has a distinct code tuple and
@@ -177,7 +171,7 @@ def clustered_codes(
     >>> clustered_codes(table, num_tables=2, rows_per_table=40).shape
     (1000, 2)
     """
-    table = check_embedding_table(embeddings)
+    table = check_embedding_table(table)
     num_ids = table.shape[0]
     num_tables = check_positive_int("num_tables", num_tables)
     seed = check_seed(seed)

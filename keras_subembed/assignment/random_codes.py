@@ -7,13 +7,13 @@ from keras_subembed.assignment.code_space import ordinary_capacity
 from keras_subembed.checks import check_seed
 
 
-def random_codes(num_ids, rows_per_table, num_tables, reserved_ids=(), seed=0):
+def random_codes(num_ids, num_tables, rows_per_table, reserved_ids=(), seed=0):
     """Codes drawn uniformly without replacement; deterministic for a `seed`.
 
     Reserved ids keep their reserved codes (see `code_space`).
 
     Example:
-    >>> codes = random_codes(1000, rows_per_table=10, num_tables=3, seed=1)
+    >>> codes = random_codes(1000, num_tables=3, rows_per_table=10, seed=1)
     >>> len({tuple(c) for c in codes})
     1000
     """

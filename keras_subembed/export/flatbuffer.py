@@ -1,70 +1,17 @@
-"""Reading what a `.tflite` flatbuffer stores: op names, constant buffers and
-the metadata this package writes into it."""
+"""Reading what a `.tflite` flatbuffer stores: op names and constant buffers
+(its metadata: `keras_subembed.tflite_metadata`)."""
 
-import json
 import re
 
 import numpy as np
 
-
-def _schema():
-    from tensorflow.lite.python import schema_py_generated
-
-    return schema_py_generated
-
-
-# The name of the metadata entry an export writes: `{"written_by": ..., ...}`.
-METADATA_NAME = "keras_subembed"
-WRITTEN_BY = "keras_subembed.export"
-
-
-def with_metadata(flatbuffer, values):
-    """`flatbuffer` with `values` (JSON) stored as the metadata entry `keras_subembed`.
-
-    The entry proves that this package wrote the file (so `overwrite` may
-    replace it) and carries what a runner must check: the vocabulary's size
-    and fingerprint, the text normalisation.
-    """
-    import flatbuffers
-
-    schema = _schema()
-    model = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(flatbuffer, 0))
-    buffer = schema.BufferT()
-    buffer.data = np.frombuffer(
-        json.dumps(dict(values, written_by=WRITTEN_BY), sort_keys=True).encode("utf-8"),
-        dtype=np.uint8)
-    model.buffers.append(buffer)
-    entry = schema.MetadataT()
-    entry.name = METADATA_NAME
-    entry.buffer = len(model.buffers) - 1
-    model.metadata = [m for m in (model.metadata or []) if m.name != METADATA_NAME.encode()]
-    model.metadata.append(entry)
-    builder = flatbuffers.Builder(len(flatbuffer) + 1024)
-    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
-    return bytes(builder.Output())
-
-
-def read_metadata(flatbuffer):
-    """The `keras_subembed` metadata of a `.tflite` flatbuffer, or None."""
-    schema = _schema()
-    try:
-        model = schema.Model.GetRootAsModel(flatbuffer, 0)
-        for index in range(model.MetadataLength()):
-            entry = model.Metadata(index)
-            if entry.Name() == METADATA_NAME.encode():
-                data = model.Buffers(entry.Buffer()).DataAsNumpy()
-                values = json.loads(bytes(data).decode("utf-8"))
-                if isinstance(values, dict) and values.get("written_by") == WRITTEN_BY:
-                    return values
-    except Exception:  # a corrupt or foreign file is simply not ours
-        return None
-    return None
+from keras_subembed.tflite_metadata import tflite_schema
 
 
 def constant_tensors(flatbuffer, with_type=False):
     """`[(name, shape, bytes)]` of every tensor backed by a non-empty buffer
     (`(name, shape, bytes, type name)` with `with_type`)."""
-    schema = _schema()
+    schema = tflite_schema()
     model = schema.Model.GetRootAsModel(flatbuffer, 0)
     sizes = {}
     for index in range(model.BuffersLength()):
@@ -85,7 +32,7 @@ def constant_tensors(flatbuffer, with_type=False):
 
 
 def _type_name(code):
-    names = {value: key.lower() for key, value in vars(_schema().TensorType).items()
+    names = {value: key.lower() for key, value in vars(tflite_schema().TensorType).items()
              if not key.startswith("_")}
     return names.get(code, str(code))
 
@@ -106,7 +53,7 @@ def quantized_op_count(flatbuffer):
     """How many ops compute with an integer constant weight, read directly or
     through a `DEQUANTIZE` (weight-only recipes). Lookups (`GATHER`, `SLICE`
     of an int8 table) move rows rather than compute and do not count."""
-    schema = _schema()
+    schema = tflite_schema()
     model = schema.Model.GetRootAsModel(flatbuffer, 0)
     lookups = {schema.BuiltinOperator.GATHER, schema.BuiltinOperator.SLICE}
     count = 0
@@ -143,7 +90,7 @@ def _is_quantized_constant(model, graph, index):
 
 def op_names(flatbuffer):
     """Sorted names of the builtin (or custom) ops the file uses."""
-    schema = _schema()
+    schema = tflite_schema()
     model = schema.Model.GetRootAsModel(flatbuffer, 0)
     names = {value: key for key, value in vars(schema.BuiltinOperator).items()
              if not key.startswith("_")}

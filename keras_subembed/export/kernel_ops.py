@@ -1,6 +1,6 @@
 """Which `FULLY_CONNECTED` ops of a float `.tflite` file hold which Keras kernels.
 
-A recipe rounds Keras layers (`weight_quantization.quantized_layers`); the
+A recipe rounds Keras layers (`keras_subembed.quantization.quantized_layers`); the
 quantizer selects ops by their scope, a name TensorFlow builds from the
 layer names it traced through, with `_<n>` suffixes that make one layer's
 name another's (`dense` appears as `dense_1`, `dense_1` as `dense_1_2`) and
@@ -15,7 +15,7 @@ import numpy as np
 
 from keras_subembed.export.errors import ExportVerificationError
 from keras_subembed.export.quantizer_recipes import import_ai_edge_quantizer
-from keras_subembed.models.weight_quantization import quantized_layers
+from keras_subembed.quantization.fake_quantization import quantized_layers
 
 FLOAT32 = 0  # the LiteRT schema's TensorType code
 

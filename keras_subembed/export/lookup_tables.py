@@ -13,7 +13,7 @@ import copy
 
 import numpy as np
 
-from keras_subembed.export.flatbuffer import _schema
+from keras_subembed.tflite_metadata import tflite_schema as _schema
 
 # As dynamic-range conversion: smaller tables stay float (their scale would cost more).
 TABLE_MIN_ELEMENTS = 1024

@@ -3,24 +3,35 @@
 import numpy as np
 
 from keras_subembed.export.mediapipe import MEDIAPIPE_INPUTS
-from keras_subembed.export.mediapipe import mediapipe_embedder
+from keras_subembed.export.mediapipe import VOCABULARY_FILE
+from keras_subembed.export.mediapipe import tokenizer_file
 from keras_subembed.export.mediapipe import with_mediapipe_metadata
+from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
+from keras_subembed.files import vocabulary_text
 
 
-def mediapipe_token_ids(vocabulary, texts, sequence_length=128):
+def mediapipe_token_ids(tokenizer, texts, sequence_length=128):
     """The ids MediaPipe Tasks' `TextEmbedder` feeds a model for each of `texts`.
 
     MediaPipe tokenizes inside its C++ graph and shows no ids; this builds a
-    tiny file with the same metadata (BERT tokenizer, `vocabulary`) whose
-    "embedding" is its `ids` input, runs it in `TextEmbedder` and reads the
-    ids back. Compare them with the model's own tokenizer to see what the
-    phone's tokenizer does with case, accents and punctuation.
+    tiny file with the same metadata as `export_mediapipe` writes (a BERT
+    tokenizer, or the renumbered SentencePiece model) whose "embedding" is
+    its `ids` input where `mask` is 1, runs it in `TextEmbedder` and reads
+    the ids back. Compare them with the model's own tokenizer to see what
+    the phone's tokenizer does with case, accents and punctuation.
+
+    Args:
+        tokenizer: a keras-hub `WordPieceTokenizer` / `XLMRobertaTokenizer`,
+            or a WordPiece vocabulary (list of tokens).
+        texts: a list of strings.
+        sequence_length: the length MediaPipe pads or truncates to.
 
     Returns:
-        A list of int lists, one per text: `[CLS] ... [SEP]`, padding removed.
+        A list of int lists, one per text: `[CLS] ... [SEP]` (XLM-R: `<s>`
+        ... `</s>`), padding removed.
 
     Example:
-    >>> mediapipe_token_ids(tokenizer.vocabulary, ["Café au lait."])
+    >>> mediapipe_token_ids(tokenizer, ["Café au lait."])
     """
     import tensorflow as tf
 
@@ -30,16 +41,20 @@ def mediapipe_token_ids(vocabulary, texts, sequence_length=128):
 
     @tf.function(input_signature=[spec] * len(MEDIAPIPE_INPUTS))
     def echo(ids, mask, segment_ids):
-        # Adds 0 * the other inputs so the converter keeps them as inputs.
-        kept = tf.cast(ids + 0 * mask + 0 * segment_ids, tf.float32)
-        return {"embedding": kept}
+        # -1 marks padding (id 0 is XLM-R's <s>); 0 * segment_ids keeps that input.
+        kept = tf.where(mask > 0, ids + 0 * segment_ids, -1)
+        return {"embedding": tf.cast(kept, tf.float32)}
 
     converter = tf.lite.TFLiteConverter.from_concrete_functions(
         [echo.get_concrete_function()], echo)
-    flatbuffer = with_mediapipe_metadata(converter.convert(), vocabulary, "token_ids_probe")
+    if isinstance(tokenizer, (list, tuple)):
+        tokenizer_bytes = (VOCABULARY_FILE, vocabulary_text(tokenizer).encode("utf-8"))
+    else:
+        tokenizer_bytes = tokenizer_file(tokenizer)
+    flatbuffer = with_mediapipe_metadata(converter.convert(), tokenizer_bytes, "token_ids_probe")
     ids = []
-    with mediapipe_embedder(flatbuffer) as task:
+    with MediaPipeEmbedder(flatbuffer) as task:
         for text in texts:
             row = np.rint(task.embed(text)).astype("int64")
-            ids.append([int(i) for i in row[row != 0]])
+            ids.append([int(i) for i in row[row >= 0]])
     return ids

@@ -1,4 +1,4 @@
-"""Finding what export needs inside a model: the model itself, its token embedding."""
+"""Finding what export needs inside a model: the model itself, its limits, its metadata."""
 
 import os
 import pathlib
@@ -7,9 +7,16 @@ import tempfile
 import zipfile
 
 import keras
+import keras_hub
 
+# Registers every class a `.keras` file may name, before `load_model` reads one.
+import keras_subembed.models  # noqa: F401
+from keras_subembed.files import sentencepiece_fingerprint
+from keras_subembed.files import vocabulary_fingerprint
+from keras_subembed.files import vocabulary_text
 from keras_subembed.layer_walk import walk_layers
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
+from keras_subembed.models.token_embedding import find_token_embedding
 
 EMBEDDING_MODES = ("compressed", "frozen")
 
@@ -44,8 +51,6 @@ def load_model(model):
             f"Could not read a Keras model from {str(path)!r}: it is not a complete "
             ".keras (zip) file; it may be truncated or in another format."
         )
-    import keras_subembed.models  # noqa: F401 - registers every class a file may name
-
     try:
         return keras.saving.load_model(path, compile=False)
     except Exception as error:  # an unknown layer class, a foreign archive, ...
@@ -84,30 +89,6 @@ def copy_model(model):
         return keras.saving.load_model(f"{tmp}/copy.keras", compile=False)
 
 
-def find_token_embedding(model):
-    """The layer that maps token ids to vectors, or None.
-
-    `model.token_embedding`, else `model.backbone.token_embedding` (keras-hub
-    backbones and tasks), else the embedding layer (a `CompressedEmbedding`
-    or `keras.layers.Embedding`) with the largest vocabulary: position and
-    segment embeddings are smaller.
-
-    Example:
-    >>> find_token_embedding(masked_lm) is masked_lm.backbone.token_embedding
-    True
-    """
-    for owner in (model, getattr(model, "backbone", None)):
-        embedding = getattr(owner, "token_embedding", None)
-        if embedding is not None:
-            return embedding
-    embeddings = [
-        layer for layer in walk_layers(model)
-        if isinstance(layer, (CompressedEmbedding, keras.layers.Embedding))
-    ]
-    # max keeps the first of equals: a compressed layer before the layers inside it.
-    return max(embeddings, key=lambda layer: layer.input_dim, default=None)
-
-
 def dense_table_bytes(embedding):
     """Bytes of the dense V x d table `embedding` stands for, in its weights' dtype."""
     if embedding is None:
@@ -126,22 +107,46 @@ def max_sequence_length(model):
     return min(limits, default=None)
 
 
+def tokenizer_of(model):
+    return getattr(getattr(model, "preprocessor", None), "tokenizer", None)
+
+
 def vocabulary_of(model):
     """The model's WordPiece vocabulary (from its preprocessor), or None."""
-    tokenizer = getattr(getattr(model, "preprocessor", None), "tokenizer", None)
-    return getattr(tokenizer, "vocabulary", None) or None
+    return getattr(tokenizer_of(model), "vocabulary", None) or None
+
+
+def sentencepiece_model_of(model):
+    """The serialized SentencePiece model of the model's XLM-R tokenizer, or None."""
+    tokenizer = tokenizer_of(model)
+    if isinstance(tokenizer, keras_hub.tokenizers.XLMRobertaTokenizer):
+        return tokenizer.proto
+    return None
+
+
+def runner_tokenizer_file(model):
+    """(suffix, bytes) of the file `device/`'s runners tokenize with, written
+    beside `<model>.tflite`: `.vocab.txt` (WordPiece) or `.spm` (an XLM-R
+    SentencePiece model); None for a model without a tokenizer."""
+    vocabulary = vocabulary_of(model)
+    if vocabulary:
+        return ".vocab.txt", vocabulary_text(vocabulary).encode("utf-8")
+    proto = sentencepiece_model_of(model)
+    return (".spm", proto) if proto else None
 
 
 def export_metadata(model):
     """What a runner of the `.tflite` file must follow: the number of ids the
-    model takes and, when it has a preprocessor, its vocabulary's fingerprint
-    and text normalisation (`lowercase`, `strip_accents`)."""
-    from keras_subembed.export.files import vocabulary_fingerprint
-
+    model takes and, when it has a preprocessor, its vocabulary's (or
+    SentencePiece model's) fingerprint and text normalisation (`lowercase`,
+    `strip_accents`)."""
     values = {}
     embedding = find_token_embedding(model)
     if embedding is not None:
         values["vocabulary_size"] = int(embedding.input_dim)
+    proto = sentencepiece_model_of(model)
+    if proto:
+        values["sentencepiece_sha256"] = sentencepiece_fingerprint(proto)
     vocabulary = vocabulary_of(model)
     if vocabulary:
         values["vocabulary_sha256"] = vocabulary_fingerprint(vocabulary)

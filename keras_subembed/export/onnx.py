@@ -6,13 +6,13 @@ import pathlib
 import keras
 import numpy as np
 
-from keras_subembed.export import files
+from keras_subembed import files
 from keras_subembed.export import tensorflow_process
 from keras_subembed.export.export_report import export_target
 from keras_subembed.export.export_report import measure_samples
 from keras_subembed.export.export_report import write_and_report
-from keras_subembed.export.flatbuffer import METADATA_NAME
-from keras_subembed.export.flatbuffer import WRITTEN_BY
+from keras_subembed.tflite_metadata import METADATA_NAME
+from keras_subembed.tflite_metadata import WRITTEN_BY
 from keras_subembed.export.model_parts import export_metadata
 from keras_subembed.export.model_parts import load_model
 from keras_subembed.export.output_parity import OutputParity

@@ -1,7 +1,7 @@
 """`ai-edge-quantizer` recipes: int4 / int8 transformer weights in a `.tflite` file.
 
 The recipes themselves (names, bits, granularity, per-layer overrides) are
-`keras_subembed.models.weight_quantization.RECIPES`, shared with training;
+`keras_subembed.quantization.RECIPES`, shared with training;
 this module applies one to a float32 flatbuffer and checks that every
 `FULLY_CONNECTED` weight of the transformer came out as the recipe says.
 `ai-edge-quantizer` is optional (the `quantize` extra) and imported only here.
@@ -13,10 +13,8 @@ import re
 import warnings
 
 from keras_subembed.export.errors import ExportVerificationError
-from keras_subembed.models.weight_quantization import RECIPES
-from keras_subembed.models.weight_quantization import get_recipe
+from keras_subembed.quantization.recipes import get_recipe
 
-RECIPE_NAMES = tuple(sorted(RECIPES))
 EXTRA = "quantize"
 # TensorType codes of the LiteRT schema for the integer weight types we write.
 WEIGHT_BITS = {9: 8, 17: 4}  # INT8, INT4

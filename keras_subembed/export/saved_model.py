@@ -2,7 +2,7 @@
 
 import keras
 
-from keras_subembed.export import files
+from keras_subembed import files
 from keras_subembed.export import tensorflow_process
 from keras_subembed.export.model_parts import check_embedding_mode
 from keras_subembed.export.model_parts import load_model

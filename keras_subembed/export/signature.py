@@ -6,7 +6,7 @@ import keras
 import keras_hub
 import numpy as np
 
-from keras_subembed.export.model_parts import find_token_embedding
+from keras_subembed.models.token_embedding import find_token_embedding
 from keras_subembed.export.model_parts import max_sequence_length
 
 SAMPLE_INPUTS_HELP = (

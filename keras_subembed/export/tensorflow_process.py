@@ -16,6 +16,8 @@ import tempfile
 import keras
 import numpy as np
 
+from keras_subembed.export.errors import UnsupportedBackendError
+
 # The folder holding the `keras_subembed` package, so the child imports this copy.
 PACKAGE_ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 
@@ -33,8 +35,6 @@ def tensorflow_environment():
 
 
 def live_model_error(function_name):
-    from keras_subembed.export.errors import UnsupportedBackendError
-
     return UnsupportedBackendError(
         f"`{function_name}` needs the TensorFlow backend to trace a live model; this "
         f"process runs Keras on {keras.backend.backend()!r}. To ship it, save it and "
@@ -61,7 +61,8 @@ def run_export(function_name, model, source, **kwargs):
         request, response = pathlib.Path(tmp, "request.pkl"), pathlib.Path(tmp, "response.pkl")
         request.write_bytes(pickle.dumps((function_name, kwargs)))
         result = subprocess.run(
-            [sys.executable, "-m", __name__, str(request), str(response)],
+            [sys.executable, "-m", "keras_subembed.export.tensorflow_child", str(request),
+             str(response)],
             env=tensorflow_environment(), capture_output=True, text=True,
         )
         if not response.exists():
@@ -89,26 +90,3 @@ def run_cli(argv):
     """Run the command line in a TensorFlow process; its exit code."""
     command = [sys.executable, "-m", "keras_subembed.export.cli", *argv]
     return subprocess.run(command, env=tensorflow_environment()).returncode
-
-
-def serve_request(request, response):
-    """The child's side: run the export, pickle its result or its error."""
-    from keras_subembed import export
-
-    function_name, kwargs = pickle.loads(pathlib.Path(request).read_bytes())
-    if isinstance(kwargs.get("representative_dataset"), list):
-        samples = kwargs["representative_dataset"]
-        kwargs["representative_dataset"] = lambda: iter(samples)
-    try:
-        outcome = (True, getattr(export, function_name)(**kwargs))
-    except Exception as error:
-        outcome = (False, error)
-    try:
-        data = pickle.dumps(outcome)
-    except Exception:  # an error that does not pickle comes back as its text
-        data = pickle.dumps((False, RuntimeError(f"{type(outcome[1]).__name__}: {outcome[1]}")))
-    pathlib.Path(response).write_bytes(data)
-
-
-if __name__ == "__main__":
-    serve_request(*sys.argv[1:])

@@ -10,7 +10,7 @@ import time
 import keras
 import numpy as np
 
-from keras_subembed.export import files
+from keras_subembed import files
 from keras_subembed.export import tensorflow_process
 from keras_subembed.export.errors import ExportVerificationError
 from keras_subembed.export.errors import UnsupportedOpError
@@ -24,13 +24,13 @@ from keras_subembed.export.flatbuffer import quantized_op_count
 from keras_subembed.export.kernel_ops import kernel_ops
 from keras_subembed.export.kernel_ops import rounded_layers
 from keras_subembed.export.lookup_tables import int8_lookup_tables
-from keras_subembed.export.flatbuffer import with_metadata
+from keras_subembed.tflite_metadata import with_metadata
 from keras_subembed.export.model_parts import check_embedding_mode
 from keras_subembed.export.model_parts import copy_model
 from keras_subembed.export.model_parts import export_metadata
 from keras_subembed.export.model_parts import load_model
 from keras_subembed.export.model_parts import with_embedding_mode
-from keras_subembed.export.quantizer_recipes import RECIPE_NAMES
+from keras_subembed.quantization.recipes import RECIPE_NAMES
 from keras_subembed.export.quantizer_recipes import import_ai_edge_quantizer
 from keras_subembed.export.quantizer_recipes import quantize_flatbuffer
 from keras_subembed.export.saved_model import write_saved_model
@@ -40,11 +40,11 @@ from keras_subembed.export.signature import make_sample_inputs
 from keras_subembed.export.signature import sequence_length_of
 from keras_subembed.export.signature import serving_function
 from keras_subembed.layer_walk import walk_layers
-from keras_subembed.models.weight_quantization import get_recipe
-from keras_subembed.models.weight_quantization import round_weights
+from keras_subembed.quantization.recipes import get_recipe
+from keras_subembed.quantization.fake_quantization import round_weights
 
 # The TFLite converter's own, then ai-edge-quantizer recipes (int4 / int8
-# transformer weights, `keras_subembed.models.weight_quantization.RECIPES`).
+# transformer weights, `keras_subembed.quantization.RECIPES`).
 QUANTIZATIONS = (None, "dynamic", "float16", "int8") + RECIPE_NAMES
 # Allowed max abs error, as a fraction of the largest |Keras output| (at least 1).
 TOLERANCES = {None: 1e-4, "float16": 1e-2, "dynamic": 0.1, "int8": 0.25,

@@ -1,6 +1,5 @@
 """ALONE: all word embeddings from one trainable vector (Takase & Kobayashi, 2020)."""
 
-import warnings
 
 import keras
 from keras import ops
@@ -71,8 +70,7 @@ class ALONEEmbedding(CompressedEmbedding):
         source_columns: int. c, the number of rows (the paper's "columns")
             of each source matrix: the choices each token draws from.
             Defaults to 64.
-        filter_kind: `"binary"` or `"real"`. (`filter`, the former name, is
-            still accepted, with a deprecation warning.)
+        filter_kind: `"binary"` or `"real"`. Defaults to `"binary"`.
         p0: float in (0, 1). Probability that a binary filter element is 0.
         dropout: float in [0, 1). Dropout on the FFN's hidden layer.
         dropout_stop_step: int or None. Switch dropout off after this many
@@ -128,7 +126,6 @@ class ALONEEmbedding(CompressedEmbedding):
         cached=False,
         **kwargs,
     ):
-        legacy_filter = kwargs.pop("filter", None)
         super().__init__(
             input_dim, output_dim, mask_zero=mask_zero, cached=cached, **kwargs
         )
@@ -142,13 +139,7 @@ class ALONEEmbedding(CompressedEmbedding):
             "num_source_matrices", num_source_matrices
         )
         self.source_columns = check_positive_int("source_columns", source_columns)
-        filter_name = "filter_kind"
-        if legacy_filter is not None:
-            warnings.warn(
-                "`filter` is deprecated: use `filter_kind`.", DeprecationWarning, 2
-            )
-            filter_kind, filter_name = legacy_filter, "filter"
-        self.filter_kind = check_choice(filter_name, filter_kind, _FILTER_KINDS)
+        self.filter_kind = check_choice("filter_kind", filter_kind, _FILTER_KINDS)
         self.p0 = check_open_probability("p0", p0)
         self.dropout = check_rate("dropout", dropout)
         if dropout_stop_step is not None:
@@ -178,11 +169,6 @@ class ALONEEmbedding(CompressedEmbedding):
         self.stored_row_choices = None
         self.stored_sources = None
         self.dropout_step = None
-
-    @property
-    def filter(self):
-        """Deprecated name of `filter_kind`."""
-        return self.filter_kind
 
     def build_weights(self, input_shape=None):
         self.base_vector = self.add_weight(

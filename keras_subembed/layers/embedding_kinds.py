@@ -42,7 +42,9 @@ class EmbeddingKind:
     from_pretrained: object = None
 
 
-EMBEDDING_KINDS = {}
+_EMBEDDING_KINDS = {}
+# Read-only; `register_embedding_kind` adds to it.
+EMBEDDING_KINDS = types.MappingProxyType(_EMBEDDING_KINDS)
 
 
 def register_embedding_kind(name, cls, defaults=None, from_pretrained=None):
@@ -65,13 +67,13 @@ def register_embedding_kind(name, cls, defaults=None, from_pretrained=None):
             f"`cls` must be a keras.layers.Layer subclass. Received: cls={cls!r}"
         )
     kind = EmbeddingKind(cls, types.MappingProxyType(dict(defaults or {})), from_pretrained)
-    existing = EMBEDDING_KINDS.get(name)
+    existing = _EMBEDDING_KINDS.get(name)
     if existing is not None and existing != kind:
         raise ValueError(
             f"Embedding kind {name!r} is already registered as "
             f"{existing.cls.__name__} with defaults {dict(existing.defaults)}."
         )
-    EMBEDDING_KINDS[name] = kind
+    _EMBEDDING_KINDS[name] = kind
     return kind
 
 

@@ -7,7 +7,6 @@ import numpy as np
 from keras import ops
 
 from keras_subembed.assignment.clustered import check_embedding_table
-from keras_subembed.assignment.clustered import clustered_codes
 from keras_subembed.assignment.code_space import check_rows_limit
 from keras_subembed.assignment.code_space import check_rows_per_table
 from keras_subembed.assignment.code_space import decode_slots
@@ -15,12 +14,11 @@ from keras_subembed.assignment.code_space import smallest_code_dtype
 from keras_subembed.assignment.packing import bits_per_code
 from keras_subembed.assignment.packing import pack_codes
 from keras_subembed.assignment.packing import packed_width
-from keras_subembed.assignment.product import DEFAULT_ROWS_PER_TABLE
-from keras_subembed.assignment.product import product_codes
 from keras_subembed.assignment.product import shared_code_tokens
 from keras_subembed.assignment.product import sub_widths
-from keras_subembed.assignment.random_codes import random_codes
 from keras_subembed.assignment.reconstruction import least_squares_sub_tables
+from keras_subembed.assignment.registry import fit_codes
+from keras_subembed.assignment.registry import get_assignment
 from keras_subembed.assignment.scale_levels import SCALE_LEVELS
 from keras_subembed.assignment.scale_levels import norm_scale_levels
 from keras_subembed.assignment.validation import check_codes
@@ -37,10 +35,6 @@ from keras_subembed.layers.gather_layout import column_gathers_are_fast
 from keras_subembed.layers.gather_layout import side_by_side
 
 _DEFAULT_NUM_TABLES = 3
-# Product codes of one byte per 12 columns: the best >= 30x setting measured on
-# MiniLM (K=32, M=256 on 384 columns, benchmarks/bench_codes.py).
-_PRODUCT_COLUMNS_PER_CODE = 12
-_ASSIGNMENTS = ("digits", "random", "explicit")
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")
@@ -59,8 +53,11 @@ class SubEmbedding(CompressedEmbedding):
       `floor(n / M^k) mod M`, computed inside the graph; nothing of size
       `input_dim` is stored.
     * `"random"`: a seeded random injection onto distinct code tuples.
-    * an integer array of shape `(input_dim, K)` (e.g. clustered or product
-      codes, see `from_pretrained`).
+    * any other registered assignment that reads no table
+      (`keras_subembed.assignment.register_assignment`); those that fit a
+      pretrained table (`"product"`, `"clustered"`) go through
+      `from_pretrained`.
+    * an integer array of shape `(input_dim, K)`.
 
     Random and explicit codes are kept in a non-trainable weight `codes` of the
     smallest integer dtype that holds them (uint8 for M <= 256), saved with
@@ -75,10 +72,8 @@ class SubEmbedding(CompressedEmbedding):
     stored one-byte code (`scale_codes`, `(V,)` uint8, and `scale_levels`,
     `(256,)`): a token's own length at one byte per token. `from_pretrained`
     sets each level so the rebuilt row has the pretrained row's norm (as
-    model2vec keeps each token's norm). Measured on all-MiniLM-L6-v2 with
-    weighted K=32 M=256 product codes, before any training: out-of-domain
-    sentence cosine 0.887 -> 0.895 for 1 byte per token more (33.3x instead
-    of 34.2x smaller). Needs stored codes (not `"digits"`).
+    model2vec keeps each token's norm; its effect on MiniLM is in
+    benchmarks/RESULTS.md). Needs stored codes (not `"digits"`).
 
     **Reserved ids.** The j-th id of `reserved_ids` (pad, cls, sep, mask...)
     gets code `(j, j, ..., j)`, and rows `0 .. R-1` of table 0 are used by no
@@ -105,12 +100,13 @@ class SubEmbedding(CompressedEmbedding):
         rows_per_table: int. M, rows in each sub-table. Defaults to the
             smallest M that gives every id a distinct code (for explicit
             codes: their maximum + 1).
-        assignment: `"digits"`, `"random"`, or an int array `(V, K)`.
-            `"explicit"` (with `num_tables` and `rows_per_table`) makes a
-            layer whose codes are loaded afterwards with the saved weights,
-            as `from_config` does.
-        seed: int. Seed of the `"random"` assignment. Drawn at random and
-            recorded in the config when `None`.
+        assignment: the name of a registered assignment that reads no
+            table (`"digits"`, the default; `"random"`), or an int array
+            `(V, K)`. `"explicit"` (with `num_tables` and `rows_per_table`)
+            makes a layer whose codes are loaded afterwards with the saved
+            weights, as `from_config` does.
+        seed: int. Seed of a stored assignment (`"random"`). Drawn at random
+            and recorded in the config when `None`.
         reserved_ids: sequence of token ids that get reserved codes.
         distinct_codes: bool. Whether explicit codes must give every id its
             own code tuple (checked; Algorithm 1 and 2 codes do). Product codes
@@ -160,14 +156,17 @@ class SubEmbedding(CompressedEmbedding):
         )
         self.reserved_ids = check_reserved_ids(reserved_ids, self.input_dim)
         self.distinct_codes = check_bool("distinct_codes", distinct_codes)
-        explicit_codes = None
+        explicit_codes = registered = None
         if isinstance(assignment, str):
-            if assignment not in _ASSIGNMENTS:
-                raise ValueError(
-                    '`assignment` must be "digits", "random" or an integer '
-                    f"array of codes. Received: assignment={assignment!r}"
-                )
-            if assignment == "explicit" and (num_tables is None or rows_per_table is None):
+            if assignment != "explicit":
+                registered = get_assignment(assignment)
+                if registered.reads_table:
+                    raise ValueError(
+                        f"`assignment={assignment!r}` fits codes to a pretrained table: "
+                        f"use `SubEmbedding.from_pretrained(table, assignment={assignment!r})`"
+                        ", or pass the codes array."
+                    )
+            elif num_tables is None or rows_per_table is None:
                 raise ValueError(
                     '`assignment="explicit"` (codes loaded later with the saved '
                     "weights) needs `num_tables` and `rows_per_table`. Pass the "
@@ -191,13 +190,18 @@ class SubEmbedding(CompressedEmbedding):
         self.rows_per_table = self._resolve_rows_per_table(
             rows_per_table, assignment, explicit_codes
         )
-        if seed is not None or (isinstance(assignment, str) and assignment == "random"):
+        if seed is not None or (registered is not None and registered.stored):
             seed = check_seed(seed)
         self.seed = seed
-        # Only random and explicit codes are stored; digits are computed.
+        # Named codes are fitted here, explicit ones given; digits are computed.
+        self.assignment = "explicit" if explicit_codes is not None else assignment
+        if registered is not None and registered.stored:
+            explicit_codes = fit_codes(
+                assignment, self.input_dim, self.num_tables, self.rows_per_table,
+                reserved_ids=self.reserved_ids, seed=self.seed,
+                distinct_codes=self.distinct_codes)
         self._initial_codes = None
         if explicit_codes is not None:
-            self.assignment = "explicit"
             self._initial_codes = check_codes(
                 explicit_codes,
                 self.rows_per_table,
@@ -206,17 +210,6 @@ class SubEmbedding(CompressedEmbedding):
                 distinct=self.distinct_codes,
             )
             check_reserved_codes(self._initial_codes, self.reserved_ids)
-        elif assignment == "random":
-            self.assignment = "random"
-            self._initial_codes = random_codes(
-                self.input_dim,
-                self.rows_per_table,
-                self.num_tables,
-                self.reserved_ids,
-                self.seed,
-            )
-        else:
-            self.assignment = assignment
         self.pack_codes = self._resolve_pack_codes(pack_codes)
         self.row_scales = check_bool("row_scales", row_scales)
         if self.row_scales and self.assignment == "digits":
@@ -240,18 +233,19 @@ class SubEmbedding(CompressedEmbedding):
         num_tables=None,
         rows_per_table=None,
         assignment="product",
+        token_weights=None,
         reserved_ids=(),
         seed=0,
-        balanced=True,
-        distinct=False,
-        token_weights=None,
+        distinct_codes=None,
         row_scales=False,
         verbose=False,
+        assignment_options=None,
         **kwargs,
     ):
         """A `SubEmbedding` compressing a pretrained `(V, d)` table.
 
-        Codes come from `assignment`:
+        Codes come from `assignment`, a registered name
+        (`keras_subembed.assignment.ASSIGNMENTS`) or a code array:
 
         * `"product"` (the default: the most quality per byte measured on a
           pretrained table): k-means in each of the K sub-spaces independently
@@ -259,23 +253,43 @@ class SubEmbedding(CompressedEmbedding):
           defaults to 256 (one byte per code) and `num_tables` to one code
           per 12 columns (32 on a 384-wide table: about 34x smaller for a
           30k vocabulary). Tokens may share a code tuple unless
-          `distinct=True`; the compression report counts them.
+          `distinct_codes=True`; the compression report counts them.
         * `"clustered"`: Algorithm 2, recursive k-means with distinct codes
           (`keras_subembed.assignment.clustered_codes`), what training from
           scratch and tied MLM logits need;
-        * `"digits"`, `"random"`, or an explicit code array.
+        * `"digits"`, `"random"`, any other registered name, or an explicit
+          code array.
 
-        `token_weights` (one non-negative weight per id, e.g.
-        `keras_subembed.models.token_weights(model, texts)`) makes the fit
-        care most about the tokens real text uses: product codes cluster
-        with them (weighted k-means) and every assignment's sub-tables are
-        their weighted least-squares fit. Then every sub-table row is set to
-        its least-squares fit to the pretrained vectors that use it (the
-        mean of the matching column chunk of its members), so the layer
-        starts as close to `table` as the structure allows; reserved ids keep
-        their exact rows under product codes. Compare with
+        Then every sub-table row is set to its least-squares fit to the
+        pretrained vectors that use it (the mean of the matching column
+        chunk of its members), so the layer starts as close to `table` as
+        the structure allows; reserved ids keep their exact rows under
+        product codes. Compare with
         `keras_subembed.assignment.reconstruction_quality(table,
         layer.embedding_table())`.
+
+        Args:
+            table: float array `(V, d)`, the pretrained token table.
+            num_tables: int. K. Defaults to the assignment's default (product
+                codes: one per 12 columns), else 3.
+            rows_per_table: int. M. Defaults to the assignment's default
+                (product codes: 256), else the smallest M that gives every id
+                its own code tuple.
+            assignment: str or int array `(V, K)`. Defaults to `"product"`.
+            token_weights: optional non-negative `(V,)` weights (e.g.
+                `keras_subembed.models.token_weights(model, texts)`): the fit
+                cares most about the tokens real text uses (product codes
+                cluster with them; every assignment's sub-tables are their
+                weighted least-squares fit).
+            reserved_ids: ids (pad, cls, ...) that get codes of their own.
+            seed: int. Defaults to 0.
+            distinct_codes: bool. Whether every id must get its own code
+                tuple. Defaults to the assignment's (False for product codes).
+            row_scales: bool. One byte of length per token (see the class).
+            verbose: bool. Show the progress of fitting codes.
+            assignment_options: optional dict of the assignment's own options
+                (e.g. `{"balanced": False}` for clustered codes).
+            **kwargs: other `SubEmbedding` arguments (`name`, `dtype`, ...).
 
         Example:
         >>> table = np.random.default_rng(0).normal(size=(1000, 32))
@@ -286,49 +300,36 @@ class SubEmbedding(CompressedEmbedding):
         """
         table = check_embedding_table(table, name="table")
         kwargs = pretrained_sizes(table, kwargs)
-        distinct = check_bool("distinct", distinct)
         if token_weights is not None:
             token_weights = check_token_weights(token_weights, table.shape[0], "token_weights")
-        # An explicit code array goes to the constructor, which checks it.
-        named = assignment if isinstance(assignment, str) else None
-        if named == "product":
-            if num_tables is None:
-                num_tables = max(1, table.shape[1] // _PRODUCT_COLUMNS_PER_CODE)
-            if rows_per_table is None:
-                rows_per_table = DEFAULT_ROWS_PER_TABLE
-            assignment = product_codes(
-                table,
-                num_tables,
-                rows_per_table,
-                reserved_ids=reserved_ids,
-                seed=seed,
-                distinct=distinct,
-                weights=token_weights,
-                verbose=verbose,
-            )
-            kwargs.setdefault("distinct_codes", distinct)
-        elif named == "clustered":
-            num_tables = _DEFAULT_NUM_TABLES if num_tables is None else num_tables
-            assignment = clustered_codes(
-                table,
-                num_tables,
-                rows_per_table,
-                balanced=balanced,
-                reserved_ids=reserved_ids,
-                seed=seed,
-                verbose=verbose,
-            )
-        elif named is not None and named not in ("digits", "random"):
+        named = assignment if isinstance(assignment, str) and assignment != "explicit" else None
+        if named is None and assignment_options:
             raise ValueError(
-                '`assignment` must be "product", "clustered", "digits", "random" '
-                f"or an integer array of codes. Received: assignment={assignment!r}"
-            )
+                "`assignment_options` go to a named assignment; codes given as an array "
+                f"take none. Received: assignment_options={assignment_options!r}")
+        if named is not None:
+            registered = get_assignment(named)
+            if distinct_codes is None:
+                distinct_codes = registered.distinct_codes
+            if num_tables is None and registered.num_tables is not None:
+                num_tables = registered.num_tables(table.shape[1])
+            if rows_per_table is None:
+                rows_per_table = registered.rows_per_table
+            if registered.reads_table:
+                num_tables = _DEFAULT_NUM_TABLES if num_tables is None else num_tables
+                assignment = fit_codes(
+                    named, table, num_tables,
+                    rows_per_table or check_rows_per_table(
+                        None, table.shape[0], num_tables, len(tuple(reserved_ids))),
+                    token_weights=token_weights, reserved_ids=reserved_ids, seed=seed,
+                    distinct_codes=distinct_codes, verbose=verbose, **(assignment_options or {}))
         layer = cls(
             num_tables=num_tables,
             rows_per_table=rows_per_table,
             assignment=assignment,
             seed=seed,
             reserved_ids=reserved_ids,
+            distinct_codes=True if distinct_codes is None else distinct_codes,
             row_scales=row_scales,
             **kwargs,
         )

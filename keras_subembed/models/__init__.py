@@ -1,7 +1,6 @@
 """keras-hub models with compressed embeddings: masked-LM pretraining, and
 compressing, distilling and shipping pretrained encoders as sentence embedders."""
 
-from keras_subembed.models.compression import compress
 from keras_subembed.models.compressed_backbone import CompressedBackbone
 from keras_subembed.models.compressed_backbone import compress_backbone
 from keras_subembed.models.compressed_backbone import pretrained_token_embedding
@@ -17,14 +16,12 @@ from keras_subembed.models.compressed_roberta_masked_lm_preprocessor import (
 from keras_subembed.models.embedding_distiller import EmbeddingDistiller
 from keras_subembed.models.model_files import load_text_embedder
 from keras_subembed.models.model_files import match_model_files
-from keras_subembed.models.positional_token_embedding import PositionalTokenEmbedding
+from keras_subembed.models.model_files import model_sequence_limit
+from keras_subembed.layers.positional_token_embedding import PositionalTokenEmbedding
 from keras_subembed.models.presets import save_preset
 from keras_subembed.models.sentence_vectors import sentence_vectors
+from keras_subembed.models.token_embedding import find_token_embedding
 from keras_subembed.models.token_weights import token_weights
-# Deprecated aliases (release 0.2): importable, not in __all__.
-from keras_subembed.models.sentence_encoder import SentenceEncoder  # noqa: F401
-from keras_subembed.models.sentence_encoder_preprocessor import SentenceEncoderPreprocessor  # noqa: F401
-from keras_subembed.models.sentence_pooling import SentencePooling  # noqa: F401
 
 __all__ = [
     "CompressedBackbone",
@@ -36,11 +33,11 @@ __all__ = [
     "CompressedXLMRobertaBackbone",
     "CompressedXLMRobertaTextEmbedder",
     "EmbeddingDistiller",
-    "PositionalTokenEmbedding",
-    "compress",
     "compress_backbone",
     "load_text_embedder",
+    "find_token_embedding",
     "match_model_files",
+    "model_sequence_limit",
     "pretrained_token_embedding",
     "save_preset",
     "sentence_vectors",

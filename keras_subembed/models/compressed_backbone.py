@@ -5,12 +5,11 @@ import keras_hub
 import numpy as np
 
 from keras_subembed.checks import check_positive_int
-
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.embedding_kinds import EMBEDDING_KINDS
 from keras_subembed.layers.embedding_kinds import make_pretrained_embedding
 from keras_subembed.layers.embedding_kinds import register_embedding_kind
-from keras_subembed.models.positional_token_embedding import PositionalTokenEmbedding
+from keras_subembed.layers.positional_token_embedding import PositionalTokenEmbedding
 from keras_subembed.models.presets import save_to_preset
 
 SUPPORTED_BACKBONES = (
@@ -73,9 +72,10 @@ def pretrained_token_embedding(
     `keras_subembed.layers.make_pretrained_embedding`) with
     `embedding_kwargs`:
 
-    * `"sub"`: `SubEmbedding.from_pretrained` (clustered codes by default;
-      `{"assignment": "product", "num_tables": 32, "rows_per_table": 256}`
-      keeps far more of a pretrained table per byte; least-squares sub-tables).
+    * `"sub"`: `SubEmbedding.from_pretrained` (product codes by default: one
+      byte per 12 columns, e.g. `{"num_tables": 32, "rows_per_table": 256}`
+      on a 384-wide table; `{"assignment": "clustered"}` for distinct codes;
+      least-squares sub-tables).
     * `"embedding"`: keras-hub's `ReversibleEmbedding` equal to `table`.
     * `"define"`: `DeFINEEmbedding.from_pretrained` (a dict `map_layer` is a
       `SubEmbedding` fitted to the table's principal components).
@@ -396,8 +396,8 @@ def compress_backbone(
     """A copy of a keras-hub text encoder with a compressed token embedding.
 
     The token table of `backbone` is replaced by `embedding`, initialised
-    from the pretrained table (see `pretrained_token_embedding`: clustered
-    or product codes and least-squares sub-tables for `"sub"`); every other
+    from the pretrained table (see `pretrained_token_embedding`: product or
+    clustered codes and least-squares sub-tables for `"sub"`); every other
     weight (positions, segments, layer norms, transformer layers, pooler) is
     copied exactly. `embedding="embedding"` makes a dense copy whose outputs
     equal the original's.
@@ -444,3 +444,37 @@ def compress_backbone(
     )
     copy_non_embedding_weights(backbone, compressed)
     return compressed
+
+
+def _name_missing_weights():
+    """Make keras-hub name `model.weights.h5` when a preset of ours has no weights.
+
+    keras-hub looks for the single file, then for the sharded index
+    `model.weights.json`, and reports only the latter missing. Its loader has
+    no hook, so its weight-loading step is wrapped, for this package's
+    backbones only; nothing changes when keras-hub's internals do.
+    """
+    try:
+        from keras_hub.src.utils import preset_utils
+    except ImportError:  # pragma: no cover - another keras-hub layout
+        return
+    loader = getattr(preset_utils, "KerasPresetLoader", None)
+    original = getattr(loader, "_load_backbone_weights", None)
+    if original is None or getattr(original, "_keras_subembed", False):
+        return
+
+    def _load_backbone_weights(self, backbone):
+        files = (preset_utils.MODEL_WEIGHTS_FILE, preset_utils.SHARDED_MODEL_WEIGHTS_CONFIG_FILE)
+        if isinstance(backbone, CompressedBackbone) and not any(
+                preset_utils.check_file_exists(self.preset, name) for name in files):
+            raise FileNotFoundError(
+                f"The preset {str(self.preset)!r} has no weights: {files[0]} is missing "
+                f"(nor is it sharded: no {files[1]})."
+            )
+        return original(self, backbone)
+
+    _load_backbone_weights._keras_subembed = True
+    loader._load_backbone_weights = _load_backbone_weights
+
+
+_name_missing_weights()

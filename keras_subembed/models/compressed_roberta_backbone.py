@@ -3,7 +3,6 @@
 import keras
 import keras_hub
 import numpy as np
-from keras.src.utils import naming  # how Keras names a layer's place in a saved file
 
 from keras_subembed.checks import check_positive_int
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
@@ -220,55 +219,15 @@ class CompressedRobertaBackbone(CompressedBackbone):
         return compressed
 
     def get_config(self):
-        # The arguments above, not `CompressedBackbone`'s: files written by
-        # keras_subembed 0.2.0 hold this config too.
+        # The arguments above, not `CompressedBackbone`'s.
         return {
             **keras_hub.models.Backbone.get_config(self),
             **_roberta_arguments(self),
             "embedding": keras.layers.serialize(self.token_embedding),
         }
 
-    def load_own_variables(self, store):
-        # Keras loads a model's own variables before its layers': the
-        # 0.2.0 fallback below is in place when they are read.
-        super().load_own_variables(store)
-        _read_legacy_layout(store, self.token_embedding)
-
 
 def _roberta_arguments(backbone):
     """The `RobertaBackbone` arguments of `backbone`, `dtype` aside."""
     names = ("vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim")
     return {name: getattr(backbone, name) for name in (*names, "dropout", "max_sequence_length")}
-
-
-# keras_subembed 0.2.0 built this graph itself, with the token embedding, its
-# projection and the positions as top-level layers; this class keeps them in
-# keras-hub's `embeddings` layer (a `PositionalTokenEmbedding`). Keras reads a
-# saved weight from the path of its layer (class names in graph order), so a
-# 0.2.0 file has them elsewhere: a path missing from the file is looked up at
-# its 0.2.0 place. Keras hands one H5 store to every layer of a load, so the
-# lookup lasts the whole load.
-_NEW_PLACE = "layers/positional_token_embedding/"
-
-
-def _read_legacy_layout(store, token_embedding):
-    if not hasattr(store, "h5_file"):  # only .keras / .weights.h5 files
-        return
-    legacy = {
-        "token_embedding": naming.to_snake_case(type(token_embedding).__name__),
-        "projection": "dense",
-        "position_embedding": "position_embedding",
-    }
-    get = store.get
-
-    def get_at_legacy_place(path):
-        if _NEW_PLACE in path and path not in store.h5_file:
-            prefix, rest = path.split(_NEW_PLACE, 1)
-            attribute, _, inner = rest.partition("/")
-            if attribute in legacy:
-                old = f"{prefix}layers/{legacy[attribute]}" + (f"/{inner}" if inner else "")
-                if old in store.h5_file:
-                    path = old
-        return get(path)
-
-    store.get = get_at_legacy_place

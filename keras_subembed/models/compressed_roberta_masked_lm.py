@@ -23,7 +23,9 @@ class CompressedRobertaMaskedLM(keras_hub.models.RobertaMaskedLM):
     mismatch would otherwise train silently on wrong ids.
 
     Example:
-    >>> preprocessor = CompressedRobertaMaskedLMPreprocessor.from_vocabulary()
+    >>> from keras_subembed.datasets import minilm_vocabulary
+    >>> preprocessor = CompressedRobertaMaskedLMPreprocessor.from_vocabulary(
+    ...     minilm_vocabulary())
     >>> backbone = CompressedRobertaBackbone(
     ...     vocabulary_size=preprocessor.tokenizer.vocabulary_size(), num_layers=2,
     ...     num_heads=4, hidden_dim=128, intermediate_dim=256, embedding="sub")

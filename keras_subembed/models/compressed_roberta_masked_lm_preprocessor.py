@@ -18,30 +18,28 @@ class CompressedRobertaMaskedLMPreprocessor(keras_hub.models.BertMaskedLMPreproc
     `CompressedRobertaBackbone` and `RobertaMaskedLM` (no `segment_ids`; an
     int32 `padding_mask`).
 
-    `from_vocabulary()` builds one from a vocabulary list or file; by default
-    the 30,522-token lowercase vocabulary of all-MiniLM-L6-v2, so the
-    pretrained MiniLM table can drive clustered codes.
+    `from_vocabulary()` builds one from a vocabulary list or file (e.g. the
+    30,522-token lowercase vocabulary of all-MiniLM-L6-v2,
+    `keras_subembed.datasets.minilm_vocabulary()`, so the pretrained MiniLM
+    table can drive clustered codes).
 
     Example:
+    >>> vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "quick",
+    ...               "brown", "fox", "jumped", "."]
     >>> preprocessor = CompressedRobertaMaskedLMPreprocessor.from_vocabulary(
-    ...     sequence_length=128)
+    ...     vocabulary, sequence_length=16)
     >>> x, y, weights = preprocessor(["The quick brown fox jumped."])
     """
 
     backbone_cls = CompressedRobertaBackbone
 
     @classmethod
-    def from_vocabulary(cls, vocabulary=None, sequence_length=128, lowercase=True, **kwargs):
+    def from_vocabulary(cls, vocabulary, sequence_length=128, lowercase=True, **kwargs):
         """A preprocessor for `vocabulary` (a list of tokens or a file path).
 
-        `None` uses the MiniLM vocabulary (`keras_subembed.datasets`).
         `kwargs` go to `keras_hub.models.BertMaskedLMPreprocessor` (masking rates,
         `mask_selection_length`, ...).
         """
-        if vocabulary is None:
-            from keras_subembed.datasets import minilm_vocabulary
-
-            vocabulary = minilm_vocabulary()
         tokenizer = cls.tokenizer_cls(vocabulary=vocabulary, lowercase=lowercase)
         return cls(tokenizer=tokenizer, sequence_length=sequence_length, **kwargs)
 

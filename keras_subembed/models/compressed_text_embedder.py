@@ -17,6 +17,7 @@ import keras
 import keras_hub
 import numpy as np
 
+from keras_subembed.files import vocabulary_fingerprint
 from keras_subembed.models.compressed_backbone import CompressedBackbone
 from keras_subembed.models.compressed_backbone import compress_backbone
 from keras_subembed.models.compressed_backbone import register_compressed_backbone_class
@@ -25,14 +26,13 @@ from keras_subembed.models.encoder_inputs import check_id_batch
 from keras_subembed.models.encoder_inputs import check_sentences
 from keras_subembed.models.encoder_inputs import is_token_id_dict
 from keras_subembed.models.encoder_inputs import narrow_ids
-from keras_subembed.models.presets import keep_model_sequence_length
+from keras_subembed.models.model_files import check_tokenizer_fits
+from keras_subembed.models.model_files import keep_model_sequence_length
 from keras_subembed.models.presets import save_to_preset
 
 
 def tokenizer_fingerprint(preprocessor):
     """SHA-256 of the preprocessor's vocabulary (as the export records it), or None."""
-    from keras_subembed.export.files import vocabulary_fingerprint
-
     vocabulary = getattr(getattr(preprocessor, "tokenizer", None), "vocabulary", None)
     return vocabulary_fingerprint(vocabulary) if vocabulary else None  # ~1 ms for 30k tokens
 
@@ -64,28 +64,6 @@ def check_text_preprocessing(preprocessor, backbone, vocabulary_sha256):
             f"The preprocessor pads text to {length} tokens; the model takes at most "
             f"{limit} (its `max_sequence_length`). Set `preprocessor.sequence_length` "
             f"to {limit} or less."
-        )
-
-
-def check_tokenizer_fits(preprocessor, backbone):
-    """`ValueError` when the tokenizer gives ids the token embedding has no row
-    for (a preset whose vocabulary and model do not belong together).
-
-    A preset's vocabulary is loaded after the model is built, so this runs
-    again when text is encoded.
-    """
-    tokenizer = getattr(preprocessor, "tokenizer", None)
-    # A WordPiece/BPE vocabulary or a SentencePiece model, once loaded.
-    if tokenizer is None or not (getattr(tokenizer, "vocabulary", None)
-                                 or getattr(tokenizer, "proto", None)):
-        return
-    size, input_dim = tokenizer.vocabulary_size(), backbone.token_embedding.input_dim
-    if size > input_dim:
-        raise ValueError(
-            f"The tokenizer's vocabulary has {size} tokens, but the token embedding takes "
-            f"ids below {input_dim} (its `input_dim`): text would give ids {input_dim}.."
-            f"{size - 1}, which have no row. The vocabulary and the model do not belong "
-            "together (check the preset's tokenizer files and config.json)."
         )
 
 

@@ -11,6 +11,7 @@ from keras_subembed.checks import check_choice
 from keras_subembed.checks import check_int
 from keras_subembed.checks import check_non_negative_number
 from keras_subembed.checks import check_positive_number
+from keras_subembed.files import vocabulary_fingerprint
 
 from keras_subembed.models.encoder_inputs import TokenIdsPassThrough
 from keras_subembed.models.encoder_inputs import backbone_inputs
@@ -18,8 +19,8 @@ from keras_subembed.models.encoder_inputs import check_id_batch
 from keras_subembed.models.encoder_inputs import narrow_ids
 from keras_subembed.models.sentence_vectors import POOLING_MODES
 from keras_subembed.models.sentence_vectors import sentence_vectors
-from keras_subembed.models.weight_quantization import fake_quantized
-from keras_subembed.models.weight_quantization import get_recipe
+from keras_subembed.quantization.fake_quantization import fake_quantized
+from keras_subembed.quantization.recipes import get_recipe
 from keras_subembed.optimizers.layer_rate_adamw import LayerRateAdamW
 
 TRAINABLE_PARTS = ("all", "embedding")
@@ -95,7 +96,7 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
             pooler is frozen) or `"embedding"` (the token embedding only).
         quantize_transformer: `None`, or the name of the export recipe the
             student will ship with (e.g. `"int4_blockwise32_dynamic"`, see
-            `weight_quantization.RECIPES`): the distiller runs the student
+            `keras_subembed.quantization.RECIPES`): the distiller runs the student
             with its Dense / EinsumDense kernels (transformer layers,
             pooler) rounded as that recipe stores them (straight-through
             gradients to the float kernels), so
@@ -449,8 +450,6 @@ def _is_text(x):
 
 def _tokenizer_settings(preprocessor):
     """What decides a tokenizer's ids: its vocabulary (by fingerprint), case and accents."""
-    from keras_subembed.export.files import vocabulary_fingerprint
-
     tokenizer = getattr(preprocessor, "tokenizer", None)
     vocabulary = getattr(tokenizer, "vocabulary", None)
     return {

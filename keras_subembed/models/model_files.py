@@ -12,8 +12,52 @@ import pathlib
 import keras_hub
 
 from keras_subembed.checks import check_positive_int
-from keras_subembed.models.compressed_text_embedder import check_tokenizer_fits
-from keras_subembed.models.presets import record_model_sequence_length
+from keras_subembed.files import read_vocabulary
+from keras_subembed.files import vocabulary_fingerprint
+
+
+# `preprocessor` attribute: the length the model reads (see `model_sequence_length`).
+_MODEL_LENGTH = "_keras_subembed_model_sequence_length"
+
+
+def record_model_sequence_length(preprocessor, sequence_length):
+    """Remember `sequence_length` as the length `preprocessor`'s model reads, the one
+    a saved preset keeps whatever shorter length is set for an evaluation."""
+    if preprocessor is not None and isinstance(sequence_length, int):
+        setattr(preprocessor, _MODEL_LENGTH, sequence_length)
+
+
+def keep_model_sequence_length(preprocessor):
+    """Record `preprocessor`'s current length as its model's, unless one is recorded."""
+    if not hasattr(preprocessor, _MODEL_LENGTH):
+        record_model_sequence_length(preprocessor, getattr(preprocessor, "sequence_length", None))
+
+
+def model_sequence_length(preprocessor):
+    """The recorded length of `preprocessor`'s model, else its current `sequence_length`."""
+    return getattr(preprocessor, _MODEL_LENGTH, getattr(preprocessor, "sequence_length", None))
+
+
+def check_tokenizer_fits(preprocessor, backbone):
+    """`ValueError` when the tokenizer gives ids the token embedding has no row
+    for (a preset whose vocabulary and model do not belong together).
+
+    A preset's vocabulary is loaded after the model is built, so this runs
+    again when text is encoded.
+    """
+    tokenizer = getattr(preprocessor, "tokenizer", None)
+    # A WordPiece/BPE vocabulary or a SentencePiece model, once loaded.
+    if tokenizer is None or not (getattr(tokenizer, "vocabulary", None)
+                                 or getattr(tokenizer, "proto", None)):
+        return
+    size, input_dim = tokenizer.vocabulary_size(), backbone.token_embedding.input_dim
+    if size > input_dim:
+        raise ValueError(
+            f"The tokenizer's vocabulary has {size} tokens, but the token embedding takes "
+            f"ids below {input_dim} (its `input_dim`): text would give ids {input_dim}.."
+            f"{size - 1}, which have no row. The vocabulary and the model do not belong "
+            "together (check the preset's tokenizer files and config.json)."
+        )
 
 
 def load_text_embedder(preset, **kwargs):
@@ -123,8 +167,6 @@ MODEL_FILES = ("tokenizer.json", "tokenizer_config.json", "sentence_bert_config.
 
 def model_vocabulary(preset):
     """The folder's vocabulary (`vocab.txt`, else `tokenizer.json`'s), in id order, or None."""
-    from keras_subembed.export.files import read_vocabulary
-
     folder = pathlib.Path(preset)
     if (folder / "vocab.txt").is_file():
         return read_vocabulary(folder / "vocab.txt")
@@ -138,8 +180,6 @@ def model_vocabulary(preset):
 def check_same_vocabulary(tokenizer, preset):
     """`ValueError` when the folder's vocabulary is not `tokenizer`'s: another
     model's files would set this one's normalisation and length."""
-    from keras_subembed.export.files import vocabulary_fingerprint
-
     theirs, ours = model_vocabulary(preset), getattr(tokenizer, "vocabulary", None)
     if not theirs or not ours or list(theirs) == list(ours):
         return

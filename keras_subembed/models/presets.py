@@ -17,38 +17,19 @@ import threading
 
 import keras_hub
 
+from keras_subembed import files
+from keras_subembed.files import WRITTEN_BY
+from keras_subembed.files import read_json_object
+from keras_subembed.models.model_files import check_sequence_length
+from keras_subembed.models.model_files import model_sequence_length
+
 PRESET_MARKER = "keras_subembed.json"
 # keras-hub saves a task's backbone by calling `backbone.save_to_preset` on
 # the task's folder: inside one `save_preset` that call writes into our own
 # staging folder and goes straight to keras-hub.
 _SAVING = threading.local()
-# `preprocessor` attribute: the length the model reads (see `model_sequence_length`).
-_MODEL_LENGTH = "_keras_subembed_model_sequence_length"
-
-
-def record_model_sequence_length(preprocessor, sequence_length):
-    """Remember `sequence_length` as the length `preprocessor`'s model reads, the one
-    a saved preset keeps whatever shorter length is set for an evaluation."""
-    if preprocessor is not None and isinstance(sequence_length, int):
-        setattr(preprocessor, _MODEL_LENGTH, sequence_length)
-
-
-def keep_model_sequence_length(preprocessor):
-    """Record `preprocessor`'s current length as its model's, unless one is recorded."""
-    if not hasattr(preprocessor, _MODEL_LENGTH):
-        record_model_sequence_length(preprocessor, getattr(preprocessor, "sequence_length", None))
-
-
-def model_sequence_length(preprocessor):
-    """The recorded length of `preprocessor`'s model, else its current `sequence_length`."""
-    return getattr(preprocessor, _MODEL_LENGTH, getattr(preprocessor, "sequence_length", None))
-
-
 def is_preset_folder(path):
     """Whether `path` is a preset folder this package wrote, holding nothing else."""
-    from keras_subembed.export.files import WRITTEN_BY
-    from keras_subembed.export.files import read_json_object
-
     path = pathlib.Path(path)
     if not path.is_dir() or path.is_symlink():
         return False
@@ -59,8 +40,6 @@ def is_preset_folder(path):
 
 
 def mark_preset(folder):
-    from keras_subembed.export.files import WRITTEN_BY
-
     folder = pathlib.Path(folder)
     entries = sorted(entry.name for entry in folder.iterdir())
     (folder / PRESET_MARKER).write_text(
@@ -69,8 +48,6 @@ def mark_preset(folder):
 
 def check_preset_target(path, overwrite):
     """`path` as a `Path` once a preset may be written there, else a clear error."""
-    from keras_subembed.export import files
-
     path = files.as_path(path)
     files.check_parent_folder(path)
     files.check_not_current_folder(path, "the preset")
@@ -119,9 +96,6 @@ def save_preset(model, preset_dir, overwrite=False, sequence_length=None, max_sh
     Returns:
         The preset folder's `Path`.
     """
-    from keras_subembed.export import files
-    from keras_subembed.models.model_files import check_sequence_length
-
     if not isinstance(model, (keras_hub.models.Task, keras_hub.models.Backbone)):
         raise TypeError(
             "`model` must be a keras-hub Task (e.g. a TextEmbedder) or Backbone: only they "
@@ -185,39 +159,3 @@ def save_to_preset(self, preset_dir, max_shard_size=10, overwrite=False, sequenc
         return _keras_hub_class(self).save_to_preset(self, preset_dir, max_shard_size=max_shard_size)
     return save_preset(self, preset_dir, overwrite=overwrite,
                        sequence_length=sequence_length, max_shard_size=max_shard_size)
-
-
-def _name_missing_weights():
-    """Make keras-hub name `model.weights.h5` when a preset of ours has no weights.
-
-    keras-hub looks for the single file, then for the sharded index
-    `model.weights.json`, and reports only the latter missing. Its loader has
-    no hook, so its weight-loading step is wrapped, for this package's
-    backbones only; nothing changes when keras-hub's internals do.
-    """
-    try:
-        from keras_hub.src.utils import preset_utils
-    except ImportError:  # pragma: no cover - another keras-hub layout
-        return
-    loader = getattr(preset_utils, "KerasPresetLoader", None)
-    original = getattr(loader, "_load_backbone_weights", None)
-    if original is None or getattr(original, "_keras_subembed", False):
-        return
-
-    def _load_backbone_weights(self, backbone):
-        from keras_subembed.models.compressed_backbone import CompressedBackbone
-
-        files = (preset_utils.MODEL_WEIGHTS_FILE, preset_utils.SHARDED_MODEL_WEIGHTS_CONFIG_FILE)
-        if isinstance(backbone, CompressedBackbone) and not any(
-                preset_utils.check_file_exists(self.preset, name) for name in files):
-            raise FileNotFoundError(
-                f"The preset {str(self.preset)!r} has no weights: {files[0]} is missing "
-                f"(nor is it sharded: no {files[1]})."
-            )
-        return original(self, backbone)
-
-    _load_backbone_weights._keras_subembed = True
-    loader._load_backbone_weights = _load_backbone_weights
-
-
-_name_missing_weights()

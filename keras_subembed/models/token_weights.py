@@ -13,12 +13,10 @@ def token_weights(model, texts, power=0.5, batch_size=_BATCH_SIZE, verbose=False
     """Per-token weights `(count + 1) ** power` from how often tokens occur in `texts`.
 
     Fitting product codes with these weights (`product_codes(...,
-    weights=...)`, or `"token_weights"` in `compress`'s arguments) moves the
-    centroids toward the tokens real text uses. Measured on all-MiniLM-L6-v2
-    (K=32, M=256, no training): out-of-domain sentence cosine to the teacher
-    0.851 unweighted, 0.885 with `power=0.5` (the default), 0.884 with
-    `power=1`. The `+ 1` keeps every token of the vocabulary in play: out of
-    domain, rare tokens matter.
+    token_weights=...)`, or `"token_weights"` in `compress`'s arguments) moves
+    the centroids toward the tokens real text uses (the figures on MiniLM are
+    in benchmarks/RESULTS.md). The `+ 1` keeps every token of the vocabulary
+    in play: out of domain, rare tokens matter.
 
     Args:
         model: the model whose tokenizer counts: a keras-hub `TextEmbedder`

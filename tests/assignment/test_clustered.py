@@ -74,7 +74,7 @@ def test_near_neighbours_share_more_codes_than_with_random_codes():
     pairs = rng.integers(0, 2000, size=(20_000, 2))
     same = pairs[(truth[pairs[:, 0]] == truth[pairs[:, 1]]) & (pairs[:, 0] != pairs[:, 1])]
     clustered = clustered_codes(table, 3, 13)
-    random = random_codes(2000, 13, 3, seed=0)
+    random = random_codes(2000, 3, 13, seed=0)
     assert shared_codes(clustered, same) > 0.9  # same true cluster: same level-1 code
     assert shared_codes(random, same) < 0.4
     assert shared_codes(clustered, same) > 3 * shared_codes(random, same)

@@ -36,7 +36,7 @@ def test_minimum_rows_with_reserved_is_minimal():
 
 def test_digit_codes_follow_corrected_formula():
     num_ids, rows, tables = 1000, 10, 3
-    codes = digit_codes(num_ids, rows, tables)
+    codes = digit_codes(num_ids, tables, rows)
     ids = np.arange(num_ids)
     for k in range(tables):
         np.testing.assert_array_equal(codes[:, k], (ids // rows**k) % rows)
@@ -45,7 +45,7 @@ def test_digit_codes_follow_corrected_formula():
 
 def test_digit_codes_with_reserved_ids_keep_table_zero_rows_for_them():
     reserved = (0, 100, 101, 102, 103)
-    codes = digit_codes(30_522, 34, 3, reserved)
+    codes = digit_codes(30_522, 3, 34, reserved)
     check_codes(codes, 34)
     for slot, token in enumerate(reserved):
         assert codes[token].tolist() == [slot] * 3
@@ -54,16 +54,16 @@ def test_digit_codes_with_reserved_ids_keep_table_zero_rows_for_them():
 
 
 def test_random_codes_are_distinct_deterministic_and_seeded():
-    first = random_codes(5000, 18, 3, seed=7)
+    first = random_codes(5000, 3, 18, seed=7)
     check_codes(first, 18)
-    np.testing.assert_array_equal(first, random_codes(5000, 18, 3, seed=7))
-    assert (first != random_codes(5000, 18, 3, seed=8)).any()
+    np.testing.assert_array_equal(first, random_codes(5000, 3, 18, seed=7))
+    assert (first != random_codes(5000, 3, 18, seed=8)).any()
     # Not simply the digit order.
-    assert (first != digit_codes(5000, 18, 3)).any()
+    assert (first != digit_codes(5000, 3, 18)).any()
 
 
 def test_random_codes_tight_capacity():
-    codes = random_codes(32_768, 32, 3, seed=0)  # every code used
+    codes = random_codes(32_768, 3, 32, seed=0)  # every code used
     check_codes(codes, 32)
 
 

@@ -81,11 +81,11 @@ def test_reserved_ids_keep_their_exact_vectors():
 def test_distinct_gives_every_token_its_own_tuple_and_still_beats_clustered():
     table = clustered_table()
     shared = product_codes(table, 2, 45, reserved_ids=RESERVED)
-    distinct = product_codes(table, 2, 45, reserved_ids=RESERVED, distinct=True)
+    distinct = product_codes(table, 2, 45, reserved_ids=RESERVED, distinct_codes=True)
     assert shared_code_tokens(shared) > 100 and shared_code_tokens(distinct) == 0
     assert distinct.max() < 45 and (distinct[list(RESERVED)] == shared[list(RESERVED)]).all()
     layer = SubEmbedding.from_pretrained(
-        table, num_tables=2, assignment="product", rows_per_table=45, reserved_ids=RESERVED, distinct=True
+        table, num_tables=2, assignment="product", rows_per_table=45, reserved_ids=RESERVED, distinct_codes=True
     )
     assert layer.distinct_codes and layer.compression_report().shared_code_tokens == 0
     # 1,497 tokens in 42 x 42 ordinary tuples: crowded, yet better than Algorithm 2.
@@ -97,8 +97,8 @@ def test_distinct_gives_every_token_its_own_tuple_and_still_beats_clustered():
 
 
 def test_distinct_fails_clearly_when_the_code_space_is_too_small():
-    with pytest.raises(ValueError, match=r"`distinct=True` needs 1497 distinct code tuples, but 2 tables of 37 ordinary rows .* give 1369"):
-        product_codes(clustered_table(), 2, 40, reserved_ids=RESERVED, distinct=True)
+    with pytest.raises(ValueError, match=r"`distinct_codes=True` needs 1497 distinct code tuples, but 2 tables of 37 ordinary rows .* give 1369"):
+        product_codes(clustered_table(), 2, 40, reserved_ids=RESERVED, distinct_codes=True)
 
 
 def test_report_counts_ids_sharing_a_tuple():
@@ -115,7 +115,7 @@ def test_report_counts_ids_sharing_a_tuple():
         (dict(num_tables=25), r"`num_tables` cannot exceed the table's width .* num_tables=25, width=24"),
         (dict(num_tables=2, rows_per_table=3, reserved_ids=RESERVED), r"`rows_per_table=3` leaves no row"),
         (dict(num_tables=2, rows_per_table=0), r"`rows_per_table` must be a positive integer"),
-        (dict(num_tables=2, distinct="yes"), r"`distinct` must be a bool"),
+        (dict(num_tables=2, distinct_codes="yes"), r"`distinct_codes` must be a bool"),
     ],
 )
 def test_bad_arguments_are_named(kwargs, message):

@@ -42,7 +42,7 @@ def test_weights_pull_centroids_toward_heavy_tokens():
 def test_equal_weights_give_the_unweighted_codes():
     table, _ = two_populations()
     np.testing.assert_array_equal(
-        product_codes(table, 4, 8, weights=np.full(len(table), 2.5)), product_codes(table, 4, 8)
+        product_codes(table, 4, 8, token_weights=np.full(len(table), 2.5)), product_codes(table, 4, 8)
     )
 
 
@@ -87,28 +87,28 @@ def test_a_sample_of_centroids_codes_large_tables_nearly_as_well():
 @pytest.mark.parametrize(
     "weights, message",
     [
-        (np.ones(1199), r"`weights` must have shape \(1200,\).*Received shape \(1199,\)"),
-        (np.ones((1200, 1)), r"`weights` must have shape \(1200,\).*Received shape \(1200, 1\)"),
-        (np.r_[np.ones(1199), -1.0], r"`weights` must be finite and >= 0. Bad values at ids 1199 \(-1.0\)"),
-        (np.r_[np.nan, np.ones(1199)], r"`weights` must be finite and >= 0. Bad values at ids 0 \(nan\)"),
+        (np.ones(1199), r"`token_weights` must have shape \(1200,\).*Received shape \(1199,\)"),
+        (np.ones((1200, 1)), r"`token_weights` must have shape \(1200,\).*Received shape \(1200, 1\)"),
+        (np.r_[np.ones(1199), -1.0], r"`token_weights` must be finite and >= 0. Bad values at ids 1199 \(-1.0\)"),
+        (np.r_[np.nan, np.ones(1199)], r"`token_weights` must be finite and >= 0. Bad values at ids 0 \(nan\)"),
         (np.r_[np.inf, np.ones(1199)], r"Bad values at ids 0 \(inf\)"),
-        (np.zeros(1200), r"`weights` are all zero"),
-        (np.array(["a"] * 1200), r"`weights` must be a numeric array .* dtype <U1"),
-        (np.ones(1200, dtype=bool), r"`weights` must be a numeric array .* dtype bool"),
+        (np.zeros(1200), r"`token_weights` are all zero"),
+        (np.array(["a"] * 1200), r"`token_weights` must be a numeric array .* dtype <U1"),
+        (np.ones(1200, dtype=bool), r"`token_weights` must be a numeric array .* dtype bool"),
     ],
 )
 def test_bad_weights_are_named(weights, message):
     table, _ = two_populations()
     with pytest.raises(ValueError, match=message):
-        product_codes(table, 4, 8, weights=weights)
+        product_codes(table, 4, 8, token_weights=weights)
 
 
 def test_weights_only_on_reserved_ids_are_refused():
     table, _ = two_populations()
     weights = np.zeros(1200)
     weights[list(RESERVED)] = 1.0
-    with pytest.raises(ValueError, match=r"`weights` are zero for every ordinary \(not reserved\) id"):
-        product_codes(table, 4, 8, reserved_ids=RESERVED, weights=weights)
+    with pytest.raises(ValueError, match=r"`token_weights` are zero for every ordinary \(not reserved\) id"):
+        product_codes(table, 4, 8, reserved_ids=RESERVED, token_weights=weights)
 
 
 def test_from_pretrained_names_token_weights():

@@ -463,8 +463,8 @@ def test_search_text_into_a_folder_it_cannot_write_gives_one_clear_error(exporte
 
 def test_runners_refuse_a_vocabulary_the_model_was_not_exported_with(exported, run_script,
                                                                       tmp_path):
-    from keras_subembed.export.files import vocabulary_fingerprint
-    from keras_subembed.export.flatbuffer import with_metadata
+    from keras_subembed.files import vocabulary_fingerprint
+    from keras_subembed.tflite_metadata import with_metadata
 
     tokens = exported["vocabulary"].read_text(encoding="utf-8").splitlines()
     model = tmp_path / "encoder.tflite"
@@ -577,9 +577,9 @@ def load_script(name):
 
 
 def with_recorded_vocabulary(model_bytes, vocabulary_file, **normalisation):
-    from keras_subembed.export.files import read_vocabulary
-    from keras_subembed.export.files import vocabulary_fingerprint
-    from keras_subembed.export.flatbuffer import with_metadata
+    from keras_subembed.files import read_vocabulary
+    from keras_subembed.files import vocabulary_fingerprint
+    from keras_subembed.tflite_metadata import with_metadata
 
     tokens = read_vocabulary(vocabulary_file)
     return with_metadata(model_bytes, dict(normalisation, vocabulary_size=len(tokens),
@@ -596,7 +596,7 @@ def test_device_tokenizer_follows_the_normalisation_the_export_recorded(vocabula
     ours = load_script("run_tflite").load_tokenizer(model, vocabulary_file)
     assert (ours.lowercase, ours.strip_accents) == (True, True)
     theirs = keras_hub_tokenizer(vocabulary_file)
-    theirs.strip_accents = True  # what SentenceEncoderPreprocessor.from_preset sets for MiniLM
+    theirs.strip_accents = True  # what match_model_files sets for MiniLM
     python_path, graph_path = keras_hub_ids(theirs, MIXED_SCRIPT)
     for text, eager, graph in zip(MIXED_SCRIPT, python_path, graph_path):
         assert ours.tokenize(text) == eager == graph, (text, ours.tokens(text))
@@ -622,15 +622,14 @@ def test_device_tokenizer_matches_the_models_tokenizer_json_on_accented_text(exp
 
 def test_export_records_the_preprocessors_normalisation():
     from keras_subembed.export.model_parts import export_metadata
-    from keras_subembed.models import SentenceEncoder
-    from keras_subembed.models import SentenceEncoderPreprocessor
 
     tokens = news_vocabulary()
     backbone = keras_hub.models.BertBackbone(len(tokens), num_layers=1, num_heads=2, hidden_dim=8,
                                              intermediate_dim=16, max_sequence_length=16)
     tokenizer = keras_hub.models.BertTokenizer(vocabulary=tokens, lowercase=True)
     tokenizer.strip_accents = True
-    encoder = SentenceEncoder(backbone, SentenceEncoderPreprocessor(tokenizer, sequence_length=8))
+    encoder = keras_hub.models.BertTextEmbedder(
+        backbone, keras_hub.models.BertTextEmbedderPreprocessor(tokenizer, sequence_length=8))
     metadata = export_metadata(encoder)
     assert metadata["vocabulary_size"] == len(tokens)
     assert (metadata["lowercase"], metadata["strip_accents"]) == (True, True)

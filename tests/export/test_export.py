@@ -108,7 +108,7 @@ def test_dynamic_range_verification_refuses_a_file_with_a_noisy_token_table(kind
                                                                         monkeypatch):
     """Issue 20 item 11: a fixed 10% tolerance let a wrong table pass (cosine 0.99)."""
     from keras_subembed.export.model_parts import copy_model
-    from keras_subembed.export.model_parts import find_token_embedding
+    from keras_subembed.models.token_embedding import find_token_embedding
 
     model = models[kind]
     genuine = export_tflite(model, tmp_path / "genuine.tflite", quantization="dynamic")

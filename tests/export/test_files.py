@@ -12,7 +12,7 @@ import pytest
 
 from keras_subembed.export import export_saved_model
 from keras_subembed.export import export_tflite
-from keras_subembed.export import files
+from keras_subembed import files
 from keras_subembed.export import saved_model as saved_model_module
 from keras_subembed.export import tflite as tflite_module
 from keras_subembed.export.cli import main as convert_main

@@ -10,7 +10,7 @@ import textwrap
 import numpy as np
 from ai_edge_litert.interpreter import Interpreter
 
-from keras_subembed.export import files
+from keras_subembed import files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -76,3 +76,30 @@ def test_bad_arguments_are_named(small, tmp_path, kwargs, match):
     with pytest.raises(ValueError, match=match):
         export_onnx(small, tmp_path / "x.onnx", **kwargs)
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.tensorflow_only(reason="the same TensorFlow-process export as the BERT file on JAX")
+def test_a_sentencepiece_embedder_gives_the_keras_vectors_in_ten_scripts(tmp_path):
+    """multilingual-e5's pairing, BERT with an XLM-R SentencePiece tokenizer, tiny."""
+    import onnxruntime
+
+    from keras_subembed.files import sentencepiece_fingerprint
+    from keras_subembed.export.onnx import read_onnx_metadata
+    from tests.sentencepiece_utils import TEXTS as SCRIPT_TEXTS
+    from tests.sentencepiece_utils import bert_xlm_roberta_embedder
+    from tests.sentencepiece_utils import sentencepiece_proto
+
+    embedder = keras_subembed.compress(
+        bert_xlm_roberta_embedder(), "sub", dict(SUB, reserved_ids=[0, 1, 2, 3]))
+    path = tmp_path / "multilingual.onnx"
+    report = export_onnx(embedder, path)
+    assert report.cosine_to_float > 0.9999
+    data = path.read_bytes()
+    assert read_onnx_metadata(data)["sentencepiece_sha256"] == sentencepiece_fingerprint(
+        sentencepiece_proto())
+    session = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
+    features = embedder.preprocessor(SCRIPT_TEXTS)
+    got = session.run(["embedding"], {name: np.asarray(features[name], "int32")
+                                      for name in ("token_ids", "padding_mask")})[0]
+    want = keras.ops.convert_to_numpy(embedder.encode_text(SCRIPT_TEXTS, verbose=0))
+    np.testing.assert_allclose(got, want, atol=1e-5)

@@ -11,14 +11,14 @@ import pytest
 from keras_subembed.export import ExportVerificationError
 from keras_subembed.export import export_tflite
 from keras_subembed.export import quantizer_recipes
-from keras_subembed.export.quantizer_recipes import RECIPE_NAMES
+from keras_subembed.quantization.recipes import RECIPE_NAMES
 from keras_subembed.export.flatbuffer import constant_tensors
-from keras_subembed.export.flatbuffer import read_metadata
+from keras_subembed.tflite_metadata import read_metadata
 from keras_subembed.export.quantizer_recipes import weight_bits
 from keras_subembed.layers import SubEmbedding
 from keras_subembed.models import compress_backbone
-from keras_subembed.models.weight_quantization import RECIPES
-from keras_subembed.models.weight_quantization import fake_quantized
+from keras_subembed.quantization.recipes import RECIPES
+from keras_subembed.quantization.fake_quantization import fake_quantized
 from tests.tflite_utils import TFLiteRunner
 
 pytestmark = pytest.mark.tensorflow_only(reason="it exports .tflite files")

@@ -10,7 +10,7 @@ from ai_edge_litert.interpreter import Interpreter
 from keras_subembed.export import ExportVerificationError
 from keras_subembed.export import export_saved_model
 from keras_subembed.export import export_tflite
-from keras_subembed.export import find_token_embedding
+from keras_subembed.models import find_token_embedding
 from keras_subembed.export import tflite as tflite_module
 from keras_subembed.export.model_parts import dense_table_bytes
 from keras_subembed.export.model_parts import with_embedding_mode

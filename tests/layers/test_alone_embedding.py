@@ -49,10 +49,10 @@ GOLDEN_FILTERS = {
 FILTERS = ["binary", "real"]
 
 
-def make_layer(filter="binary", vocab=VOCAB, width=WIDTH, **kwargs):
+def make_layer(filter_kind="binary", vocab=VOCAB, width=WIDTH, **kwargs):
     kwargs.setdefault("seed", 7)
     kwargs.setdefault("kernel_initializer", keras.initializers.GlorotUniform(seed=3))
-    return ALONEEmbedding(vocab, width, filter=filter, **kwargs)
+    return ALONEEmbedding(vocab, width, filter_kind=filter_kind, **kwargs)
 
 
 def numpy_filters(layer, ids):
@@ -79,7 +79,7 @@ def test_hash_matches_numpy_reference_on_edge_values_eager_and_xla():
 
 @pytest.mark.parametrize("filter", FILTERS)
 def test_filters_are_pinned_golden_values(filter):
-    layer = ALONEEmbedding(30_522, 32, filter=filter, seed=1234)
+    layer = ALONEEmbedding(30_522, 32, filter_kind=filter, seed=1234)
     rows = random_filters.row_choices(GOLDEN_IDS.astype("int32"), layer._keys, 64)
     np.testing.assert_array_equal(rows, GOLDEN_ROWS)
     filters = layer.filters(GOLDEN_IDS)
@@ -172,7 +172,7 @@ def test_parameter_count_and_volatile_stores_nothing_else():
 
 def test_authors_initialisation():
     binary = ALONEEmbedding(100, 32, ffn_dim=96, seed=0)
-    real = ALONEEmbedding(100, 32, ffn_dim=96, filter="real", seed=0)
+    real = ALONEEmbedding(100, 32, ffn_dim=96, filter_kind="real", seed=0)
     assert binary.base_initializer.stddev == pytest.approx(128**-0.05)
     assert real.base_initializer.stddev == pytest.approx(128**-0.3)
     binary.build()
@@ -229,7 +229,7 @@ def test_compute_mask_and_mixed_precision():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(filter="gaussian"), "`filter` must be \"binary\" or \"real\". Received: filter='gaussian'"),
+        (dict(filter_kind="gaussian"), "`filter_kind` must be \"binary\" or \"real\". Received: filter_kind='gaussian'"),
         (dict(p0=0.0), "`p0` must be a probability strictly between 0 and 1. Received: p0=0.0"),
         (dict(p0=1.5), "Received: p0=1.5"),
         (dict(base_dim=0), "`base_dim` must be a positive integer. Received: base_dim=0"),

@@ -70,7 +70,7 @@ def numpy_lookup(layer, ids):
     """Reference: concatenate row code[n, k] of each sub-table."""
     if layer.codes is None:
         codes = digit_codes(
-            layer.input_dim, layer.rows_per_table, layer.num_tables, layer.reserved_ids
+            layer.input_dim, layer.num_tables, layer.rows_per_table, layer.reserved_ids
         )
     elif layer.pack_codes:
         codes = unpack_codes(np.asarray(layer.codes), layer.rows_per_table, layer.num_tables)

@@ -14,7 +14,7 @@ from keras_subembed.layers import DeFINEEmbedding
 from keras_subembed.layers import SubEmbedding
 from keras_subembed.models import CompressedBackbone
 from keras_subembed.models import CompressedRobertaBackbone
-from keras_subembed.models import PositionalTokenEmbedding
+from keras_subembed.layers import PositionalTokenEmbedding
 from keras_subembed.models import compress_backbone
 
 ROOT = Path(__file__).parents[2]

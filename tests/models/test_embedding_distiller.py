@@ -11,7 +11,6 @@ import pytest
 
 import keras_subembed
 from keras_subembed.models import EmbeddingDistiller
-from keras_subembed.models import SentenceEncoderPreprocessor
 from keras_subembed.models import compress_backbone
 from keras_subembed.optimizers import LayerRateAdamW
 
@@ -82,7 +81,7 @@ def test_train_embedding_only_leaves_the_transformer_as_it_was():
 
 def test_raw_strings_through_the_preprocessor_and_a_checkpoint(tmp_path):
     teacher, student = make_pair()
-    preprocessor = SentenceEncoderPreprocessor(
+    preprocessor = keras_hub.models.BertTextEmbedderPreprocessor(
         keras_hub.models.BertTokenizer(vocabulary=VOCABULARY), sequence_length=8)
     rng = np.random.default_rng(0)
     texts = [" ".join(rng.choice(WORDS, size=rng.integers(2, 7))) for _ in range(64)]

@@ -11,14 +11,14 @@ import pytest
 import keras_subembed
 from keras_subembed.models import EmbeddingDistiller
 from keras_subembed.models import compress_backbone
-from keras_subembed.models.weight_quantization import CLIP_RATIOS
-from keras_subembed.models.weight_quantization import INT4
-from keras_subembed.models.weight_quantization import INT4_BLOCK32
-from keras_subembed.models.weight_quantization import KernelRounding
-from keras_subembed.models.weight_quantization import RECIPES
-from keras_subembed.models.weight_quantization import fake_quantized
-from keras_subembed.models.weight_quantization import quantized_layers
-from keras_subembed.models.weight_quantization import round_kernel
+from keras_subembed.quantization.kernel_rounding import CLIP_RATIOS
+from keras_subembed.quantization.recipes import INT4
+from keras_subembed.quantization.recipes import INT4_BLOCK32
+from keras_subembed.quantization.kernel_rounding import KernelRounding
+from keras_subembed.quantization.recipes import RECIPES
+from keras_subembed.quantization.fake_quantization import fake_quantized
+from keras_subembed.quantization.fake_quantization import quantized_layers
+from keras_subembed.quantization.kernel_rounding import round_kernel
 from tests.models.test_compressed_text_embedder import SUB
 from tests.models.test_compressed_text_embedder import make_bert_embedder
 

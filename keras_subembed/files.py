@@ -1,4 +1,4 @@
-"""Writing export outputs without ever losing a file.
+"""Writing files without ever losing one: exports, presets, vocabularies.
 
 Every output is written under a hidden staging name beside its target and
 moved into place at the end, so a failed export leaves nothing behind; a
@@ -20,8 +20,8 @@ import re
 import secrets
 import shutil
 
-from keras_subembed.export.flatbuffer import WRITTEN_BY
-from keras_subembed.export.flatbuffer import read_metadata
+from keras_subembed.tflite_metadata import WRITTEN_BY
+from keras_subembed.tflite_metadata import read_metadata
 
 # What `tf.saved_model.save` writes into a SavedModel folder.
 SAVED_MODEL_ENTRIES = {"saved_model.pb", "variables", "assets", "assets.extra", "fingerprint.pb"}
@@ -74,6 +74,11 @@ def vocabulary_fingerprint(vocabulary):
     return hashlib.sha256("\n".join(vocabulary).encode("utf-8")).hexdigest()
 
 
+def sentencepiece_fingerprint(proto):
+    """SHA-256 of a serialized SentencePiece model: what a runner compares with its `.spm` file."""
+    return hashlib.sha256(proto).hexdigest()
+
+
 def read_vocabulary(path):
     """The tokens of a vocabulary file, as the tokenizers read them, or None."""
     try:
@@ -92,6 +97,16 @@ def is_exported_vocabulary(path, tflite_path):
     tokens = read_vocabulary(path)
     return (metadata is not None and tokens is not None
             and metadata.get("vocabulary_sha256") == vocabulary_fingerprint(tokens))
+
+
+def is_exported_sentencepiece(path, tflite_path):
+    """Whether `path` holds the SentencePiece model whose fingerprint `tflite_path` records."""
+    try:
+        metadata = read_metadata(pathlib.Path(tflite_path).read_bytes())
+        data = pathlib.Path(path).read_bytes()
+    except OSError:
+        return False
+    return metadata is not None and metadata.get("sentencepiece_sha256") == sentencepiece_fingerprint(data)
 
 
 # How a refusal names the overwrite switch: the argument; `--overwrite` on

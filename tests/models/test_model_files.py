@@ -7,13 +7,8 @@ import numpy as np
 import pytest
 
 import keras_subembed
-from keras_subembed.models import SentenceEncoder
-from keras_subembed.models import SentenceEncoderPreprocessor
-from keras_subembed.models import SentencePooling
-from keras_subembed.models import compress_backbone
 from keras_subembed.models import match_model_files
-
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+from keras_subembed.models import sentence_vectors
 
 VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + (
     "the of to and in is was for on that with by it as at from he his said "
@@ -48,77 +43,26 @@ def test_pooling_matches_numpy_over_valid_tokens_only(mode):
     rng = np.random.default_rng(0)
     states = rng.normal(size=(3, 6, 5)).astype("float32")
     mask = np.array([[1, 1, 1, 1, 1, 1], [1, 1, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0]], "int32")
-    got = keras.ops.convert_to_numpy(SentencePooling(mode)(states, mask))
+    got = keras.ops.convert_to_numpy(sentence_vectors(states, mask, mode))
     np.testing.assert_allclose(got, numpy_pooling(states, mask, mode), rtol=1e-5, atol=1e-6)
     # Values behind the padding do not matter.
     states[mask == 0] = 1e6
-    np.testing.assert_allclose(keras.ops.convert_to_numpy(SentencePooling(mode)(states, mask)),
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(sentence_vectors(states, mask, mode)),
                                got, rtol=1e-5, atol=1e-6)
 
 
 def test_an_all_padding_row_gives_zeros_not_nan():
-    pooled = SentencePooling("mean")(np.ones((1, 3, 4), "float32"), np.zeros((1, 3), "int32"))
+    pooled = sentence_vectors(np.ones((1, 3, 4), "float32"), np.zeros((1, 3), "int32"))
     np.testing.assert_array_equal(keras.ops.convert_to_numpy(pooled), np.zeros((1, 4)))
 
 
-def test_the_deprecated_aliases_build_keras_hub_classes_and_warn_once():
-    import keras_subembed.deprecation as deprecation
-
-    deprecation._WARNED.clear()
-    keras.utils.set_random_seed(5)
-    backbone = keras_hub.models.BertBackbone(
-        len(VOCABULARY), num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16,
-        max_sequence_length=16)
-    tokenizer = keras_hub.models.BertTokenizer(vocabulary=VOCABULARY)
-    with pytest.warns(DeprecationWarning, match=re.escape(
-            "keras_subembed.models.SentenceEncoderPreprocessor is deprecated")):
-        preprocessor = SentenceEncoderPreprocessor(tokenizer, sequence_length=10)
-    assert type(preprocessor) is keras_hub.models.BertTextEmbedderPreprocessor
-    with pytest.warns(DeprecationWarning, match=re.escape(
-            "keras_subembed.models.SentenceEncoder is deprecated and will be removed: use "
-            "keras_hub.models.TextEmbedder.from_preset and keras_subembed.compress")):
-        encoder = SentenceEncoder(backbone, preprocessor, pooling="max")
-    assert type(encoder) is keras_hub.models.BertTextEmbedder and encoder.pooling_mode == "max"
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # once per process
-        SentenceEncoder(backbone, preprocessor)
-    texts = ["the police said the news", "one game", "the world market was new in the year"]
-    vectors = np.asarray(encoder.predict(texts, verbose=0))
-    features = preprocessor(texts)
-    token_ids = keras.ops.convert_to_numpy(features["token_ids"])
-    padding_mask = keras.ops.convert_to_numpy(features["padding_mask"]).astype("int32")
-    states = keras.ops.convert_to_numpy(backbone({
-        "token_ids": token_ids, "padding_mask": padding_mask,
-        "segment_ids": np.zeros_like(token_ids)})["sequence_output"])
-    np.testing.assert_allclose(vectors, numpy_pooling(states, padding_mask, "max"),
-                               rtol=1e-5, atol=1e-6)
-    # Over a compressed backbone it is the compressed embedder; other encoders get
-    # XLM-R's head (token states in, no segment ids) with a matching preprocessor.
-    student = compress_backbone(backbone, "sub", {"num_tables": 2, "rows_per_table": 8,
-                                                  "reserved_ids": [0, 1, 2, 3]})
-    assert type(SentenceEncoder(student, preprocessor)).__name__ == "CompressedBertTextEmbedder"
-    roberta = keras_hub.models.RobertaBackbone(
-        len(VOCABULARY), num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16,
-        max_sequence_length=16)
-    over_roberta = SentenceEncoder(roberta, preprocessor)
-    assert type(over_roberta) is keras_hub.models.XLMRobertaTextEmbedder
-    assert type(over_roberta.preprocessor) is keras_hub.models.XLMRobertaTextEmbedderPreprocessor
-    assert np.asarray(over_roberta.predict(texts, verbose=0)).shape == (3, 8)
-
-
 def test_bad_arguments_raise_naming_them():
+    states, mask = np.ones((1, 3, 4), "float32"), np.ones((1, 3), "int32")
     with pytest.raises(ValueError, match=re.escape(
-            "`mode` must be one of ('mean', 'cls', 'max'). Received: mode='sum'")):
-        SentencePooling("sum")
+            "`pooling_mode` must be \"mean\" or \"cls\" or \"max\". Received: pooling_mode='sum'")):
+        sentence_vectors(states, mask, "sum")
     with pytest.raises(ValueError, match=re.escape("`normalize` must be a bool. Received: normalize=1")):
-        SentencePooling("mean", normalize=1)
-    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
-    other = keras.Input((None,), dtype="int32", name="positions")
-    backbone = keras.Model({"token_ids": token_ids, "positions": other},
-                           keras.layers.Embedding(10, 4)(token_ids))
-    with pytest.raises(ValueError, match="must take a dict with `token_ids` and `padding_mask`"):
-        SentenceEncoder(backbone)
+        sentence_vectors(states, mask, normalize=1)
 
 
 # --- issue 20: the model's own normaliser and length limit ----------------------------
@@ -145,13 +89,18 @@ def minilm_dir():
     return pathlib.Path(minilm_preset_dir())
 
 
+def minilm_embedder():
+    embedder = keras_hub.models.BertTextEmbedder.from_preset(str(minilm_dir()))
+    return match_model_files(embedder, minilm_dir())
+
+
 @needs_minilm
 def test_preprocessor_follows_the_models_normaliser():
     tokenizers = pytest.importorskip("tokenizers")
     reference = tokenizers.Tokenizer.from_file(str(minilm_dir() / "tokenizer.json"))
     reference.no_padding()
     reference.no_truncation()
-    preprocessor = SentenceEncoderPreprocessor.from_preset(minilm_dir())
+    preprocessor = minilm_embedder().preprocessor
     tokenizer = preprocessor.tokenizer
     assert (tokenizer.lowercase, tokenizer.strip_accents) == (True, True)
     for text in ACCENTED:
@@ -164,33 +113,8 @@ def test_preprocessor_follows_the_models_normaliser():
 
 
 @needs_minilm
-def test_from_preset_takes_the_length_the_model_was_trained_with():
-    assert SentenceEncoderPreprocessor.from_preset(minilm_dir()).sequence_length == 256
-    assert SentenceEncoderPreprocessor.from_preset(minilm_dir(), 64).sequence_length == 64
-    for bad, message in [
-        (0, "`sequence_length` must be a positive integer. Received: sequence_length=0"),
-        (-5, "`sequence_length` must be a positive integer. Received: sequence_length=-5"),
-        (300, "`sequence_length` must be at most the model's limit of 256 tokens. "
-              "Received: sequence_length=300"),
-    ]:
-        with pytest.raises(ValueError, match=re.escape(message)):
-            SentenceEncoderPreprocessor.from_preset(minilm_dir(), sequence_length=bad)
-        with pytest.raises(ValueError, match=re.escape(message)):
-            SentenceEncoder.from_preset(minilm_dir(), sequence_length=bad)
-    encoder = SentenceEncoder.from_preset(minilm_dir())
-    assert encoder.preprocessor.sequence_length == 256
-
-
-@needs_minilm
-def test_a_damaged_pooling_file_is_named(tmp_path):
-    for entry in minilm_dir().iterdir():
-        if entry.name != "1_Pooling":
-            (tmp_path / entry.name).symlink_to(entry)
-    (tmp_path / "1_Pooling").mkdir()
-    (tmp_path / "1_Pooling" / "config.json").write_text("{not json")
-    with pytest.raises(ValueError, match=re.escape(
-            f"{str(tmp_path / '1_Pooling' / 'config.json')!r} is not valid JSON")):
-        SentenceEncoder.from_preset(tmp_path)
+def test_match_model_files_takes_the_length_the_model_was_trained_with():
+    assert minilm_embedder().preprocessor.sequence_length == 256
 
 
 # --- issue 20 item 7 and the crash list: what predict and call take ---------------------
@@ -223,9 +147,8 @@ def test_wide_ids_in_a_compiled_graph_never_become_another_token():
     import tensorflow as tf
 
     encoder = make_encoder()
-    student = compress_backbone(encoder.backbone, "sub",
-                                {"num_tables": 2, "rows_per_table": 8, "reserved_ids": [0, 1, 2, 3]})
-    compressed = SentenceEncoder(student)
+    compressed = keras_subembed.compress(
+        encoder, "sub", {"num_tables": 2, "rows_per_table": 8, "reserved_ids": [0, 1, 2, 3]})
     dataset = tf.data.Dataset.from_tensors(ids_batch(WIDE_ID))
     got = compressed.predict(dataset, verbose=0)
     out_of_range = compressed.predict(tf.data.Dataset.from_tensors(ids_batch(len(VOCABULARY))),
@@ -270,13 +193,6 @@ def test_predict_checks_ids_against_the_model():
             "`token_ids` has sequences of 20 tokens; the model takes at most 16")):
         encoder.predict({"token_ids": np.full((1, 20), 5), "padding_mask": np.ones((1, 20))},
                         verbose=0)
-
-
-def test_a_missing_backbone_is_named():
-    with pytest.raises(TypeError, match=re.escape(
-            "`backbone` must be a keras-hub text encoder (a keras.Model taking `token_ids` and "
-            "`padding_mask`). Received: backbone=None")):
-        SentenceEncoder(None)
 
 
 def test_match_model_files_names_a_missing_folder_and_a_malformed_normaliser(tmp_path):

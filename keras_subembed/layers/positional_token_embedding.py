@@ -25,9 +25,9 @@ class PositionalTokenEmbedding(keras.layers.Layer):
 
     Example:
     >>> embeddings = PositionalTokenEmbedding(
-    ...     SubEmbedding(1000, 16, num_tables=2),
+    ...     keras_subembed.layers.SubEmbedding(1000, 16, num_tables=2),
     ...     keras_hub.layers.PositionEmbedding(sequence_length=32))
-    >>> embeddings(np.ones((2, 8), "int32")).shape
+    >>> tuple(embeddings(np.ones((2, 8), "int32")).shape)
     (2, 8, 16)
     """
 

@@ -130,7 +130,9 @@ def bootstrap_interval(values, reference_values=None, rounds=2000, confidence=0.
     `mean(values) - mean(reference_values)` paired by example when given (e.g.
     a student's and its teacher's `sentiment_correct` on the same sentences).
 
-    >>> low, high = bootstrap_interval(student_correct, teacher_correct)
+    >>> low, high = bootstrap_interval([1, 1, 0, 1, 1, 0, 1, 1], [1, 0, 0, 1, 0, 0, 1, 0])
+    >>> bool(low < 0.375 < high)  # the difference of the means: 6/8 - 3/8
+    True
     """
     values = np.asarray(values, dtype="float64")
     if values.ndim != 1 or len(values) < 2 or not np.all(np.isfinite(values)):
@@ -209,7 +211,11 @@ def word_similarity_spearman(embed_words, name, vocabulary=None):
     `"simlex999"`. With `vocabulary` (a container of words), only pairs of
     two words in it are scored. Returns `(rho, number_of_pairs)`.
 
-    >>> rho, pairs = word_similarity_spearman(lambda words: encoder(words), "simlex999")
+    >>> def embed_words(words):  # e.g. each word through a sentence encoder
+    ...     return np.random.default_rng(0).normal(size=(len(words), 8))
+    >>> rho, pairs = word_similarity_spearman(embed_words, "simlex999")
+    >>> pairs
+    999
     """
     from scipy.stats import spearmanr
 
@@ -247,7 +253,13 @@ def table_word_similarity_spearman(table, vocabulary, name):
     Scores the pairs of `name` whose two words are single tokens of
     `vocabulary` (the table's row order). Returns `(rho, number_of_pairs)`.
 
+    >>> vocabulary = sorted({word for a, b, _ in
+    ...                      keras_subembed.datasets.word_similarity_pairs("wordsim353")
+    ...                      for word in (a, b)})
+    >>> table = np.random.default_rng(0).normal(size=(len(vocabulary), 8))
     >>> rho, pairs = table_word_similarity_spearman(table, vocabulary, "wordsim353")
+    >>> pairs
+    353
     """
     table = np.asarray(table)
     index = {token: i for i, token in enumerate(vocabulary)}
@@ -295,7 +307,9 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
 
     >>> rows = [{"name": "teacher", "file_mb": 22.0, "cosine": 1.0},
     ...         {"name": "sub K=2", "file_mb": 9.0, "cosine": 0.9}]
-    >>> plot_quality_vs_size(rows, "quality.png")
+    >>> path = os.path.join(tempfile.mkdtemp(), "quality.png")
+    >>> plot_quality_vs_size(rows, path) == path
+    True
     """
     # A bare Figure draws with Agg and leaves pyplot's global state alone.
     from matplotlib.figure import Figure

@@ -1,0 +1,87 @@
+"""Adding an assignment is one function and its registration; the layer then
+takes it by name, in its constructor and in `from_pretrained`."""
+
+import re
+
+import keras
+import numpy as np
+import pytest
+
+from keras_subembed.assignment import ASSIGNMENTS
+from keras_subembed.assignment import register_assignment
+from keras_subembed.assignment import registry
+from keras_subembed.layers import SubEmbedding
+
+
+# --- a throw-away assignment that reads no table: one new function ----------------------
+def stripes(num_ids, num_tables, rows_per_table, reserved_ids=(), seed=0):
+    """Table k gives token n row `(n + k * seed) mod M`."""
+    ids = np.arange(num_ids)[:, None]
+    return (ids + seed * np.arange(num_tables)[None, :]) % rows_per_table
+
+
+# --- and one that fits a pretrained table, with an option of its own ---------------------
+def signs(table, num_tables, rows_per_table, token_weights=None, threshold=0.0):
+    """Row 1 of table k where the k-th column chunk sums above `threshold`, else row 0."""
+    chunks = np.array_split(np.asarray(table), num_tables, axis=1)
+    return np.stack([chunk.sum(axis=1) > threshold for chunk in chunks], axis=1).astype(int)
+
+
+@pytest.fixture
+def registered():
+    before = dict(registry._ASSIGNMENTS)
+    register_assignment("test_stripes", stripes, reads_table=False, distinct_codes=False)
+    register_assignment("test_signs", signs, rows_per_table=2, distinct_codes=False)
+    yield
+    registry._ASSIGNMENTS.clear()
+    registry._ASSIGNMENTS.update(before)
+
+
+def test_a_new_assignment_works_in_the_constructor_and_from_pretrained(registered):
+    layer = SubEmbedding(40, 6, num_tables=3, rows_per_table=7, assignment="test_stripes",
+                         seed=2, distinct_codes=False)
+    np.testing.assert_array_equal(layer.code_array(), stripes(40, 3, 7, seed=2))
+    assert layer.get_config()["assignment"] == "test_stripes"
+    copy = SubEmbedding.from_config(layer.get_config())
+    np.testing.assert_array_equal(copy.code_array(), layer.code_array())
+
+    table = np.random.default_rng(0).normal(size=(40, 6)).astype("float32")
+    pretrained = SubEmbedding.from_pretrained(table, num_tables=3, rows_per_table=7,
+                                              assignment="test_stripes", seed=2)
+    np.testing.assert_array_equal(pretrained.code_array(), stripes(40, 3, 7, seed=2))
+    # Each row is the mean of the chunks of the tokens that use it.
+    rows = keras.ops.convert_to_numpy(pretrained.sub_tables[0])
+    np.testing.assert_allclose(rows[3], table[pretrained.code_array()[:, 0] == 3, :2].mean(axis=0),
+                               rtol=1e-5)
+
+
+def test_a_table_assignment_fits_through_from_pretrained_with_its_options(registered):
+    table = np.random.default_rng(1).normal(size=(50, 8)).astype("float32")
+    layer = SubEmbedding.from_pretrained(table, num_tables=4, assignment="test_signs")
+    assert (layer.rows_per_table, layer.distinct_codes) == (2, False)
+    np.testing.assert_array_equal(layer.code_array(), signs(table, 4, 2))
+    shifted = SubEmbedding.from_pretrained(table, num_tables=4, assignment="test_signs",
+                                           assignment_options={"threshold": 0.5})
+    np.testing.assert_array_equal(shifted.code_array(), signs(table, 4, 2, threshold=0.5))
+    with pytest.raises(ValueError, match=re.escape(
+            "Assignment 'test_signs' takes no option 'balanced'")):
+        SubEmbedding.from_pretrained(table, num_tables=4, assignment="test_signs",
+                                     assignment_options={"balanced": True})
+    with pytest.raises(ValueError, match=re.escape(
+            "`assignment='test_signs'` fits codes to a pretrained table: use "
+            "`SubEmbedding.from_pretrained(table, assignment='test_signs')`")):
+        SubEmbedding(50, 8, num_tables=4, assignment="test_signs")
+
+
+def test_the_registry_names_what_it_holds_and_cannot_be_edited_in_place(registered):
+    with pytest.raises(ValueError, match=re.escape(
+            "`assignment` must be one of ['clustered', 'digits', 'product', 'random', ") + ".*" +
+            re.escape("'test_signs', 'test_stripes'], \"explicit\" or an integer array of "
+                      "codes. Received: assignment='kmeans'")):
+        SubEmbedding(50, 8, assignment="kmeans")
+    with pytest.raises(TypeError):
+        ASSIGNMENTS["mine"] = ASSIGNMENTS["random"]
+    with pytest.raises(ValueError, match="'test_signs' is already registered"):
+        register_assignment("test_signs", stripes)
+    with pytest.raises(ValueError, match="other than \"explicit\""):
+        register_assignment("explicit", stripes)

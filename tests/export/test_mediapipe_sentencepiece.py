@@ -1,0 +1,115 @@
+"""A BERT embedder with an XLM-R SentencePiece tokenizer ships as a MediaPipe TextEmbedder file."""
+
+import sys
+import zipfile
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+
+import keras_subembed
+from keras_subembed.export import export_mediapipe
+from keras_subembed.export.mediapipe_sentencepiece import ascii_lowercase
+from keras_subembed.export.mediapipe_sentencepiece import mediapipe_sentencepiece_model
+from tests.sentencepiece_utils import HARD_TEXTS
+from tests.sentencepiece_utils import SCRIPT_TEXTS
+from tests.sentencepiece_utils import TEXTS
+from tests.sentencepiece_utils import bert_xlm_roberta_embedder
+from tests.sentencepiece_utils import sentencepiece_proto
+from tests.sentencepiece_utils import xlm_roberta_tokenizer
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_mediapipe import mediapipe_vectors  # noqa: E402
+
+pytest.importorskip("mediapipe", reason="no `mediapipe` wheel for this platform")
+tensorflow_only = pytest.mark.tensorflow_only(reason="it traces the model in TensorFlow")
+SUB = {"assignment": "product", "num_tables": 4, "rows_per_table": 8, "reserved_ids": [0, 1, 2, 3]}
+
+
+def keras_ids(tokenizer, text):
+    return keras.ops.convert_to_numpy(tokenizer(text)).tolist()
+
+
+def test_ascii_lowercase_lowercases_a_to_z_only():
+    assert ascii_lowercase("Paris ÉTÉ İstanbul ΑΘΗΝΑ Москва ＡＢＣ") == "paris ÉtÉ İstanbul ΑΘΗΝΑ Москва ＡＢＣ"
+
+
+def test_the_renumbered_model_gives_the_xlm_roberta_ids_and_mediapipes_end_pieces():
+    import sentencepiece
+
+    processor = sentencepiece.SentencePieceProcessor(
+        model_proto=mediapipe_sentencepiece_model(sentencepiece_proto()))
+    tokenizer = xlm_roberta_tokenizer()
+    assert processor.get_piece_size() == tokenizer.vocabulary_size() - 1  # all but <mask>
+    assert [processor.piece_to_id(p) for p in ("[CLS]", "<pad>", "[SEP]", "<unk>")] == [0, 1, 2, 3]
+    assert processor.unk_id() == 3
+    for text in TEXTS + HARD_TEXTS:
+        assert processor.encode(text) == keras_ids(tokenizer, text), text
+    assert 3 in processor.encode("snowman ☃")  # an unknown character is <unk>, as in Keras
+    # The end pieces are control pieces: written in a text they are not matched.
+    assert 0 not in processor.encode("[CLS] x [SEP]") and 2 not in processor.encode("[SEP]")
+
+
+@pytest.mark.parametrize("proto, match", [
+    (b"\xff\x00 not a model", "not a serialized SentencePiece model"),
+    (b"", "starts with the pieces"),
+])
+def test_a_model_that_is_not_xlm_roberta_is_refused(proto, match):
+    with pytest.raises(ValueError, match=match):
+        mediapipe_sentencepiece_model(proto)
+
+
+@tensorflow_only
+def test_mediapipe_feeds_the_keras_ids_of_the_ascii_lowercased_text_in_every_script():
+    """A probe file whose output is its `ids` input, run in MediaPipe's TextEmbedder."""
+    from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
+
+    tokenizer = xlm_roberta_tokenizer()
+    texts = TEXTS + [t for t in HARD_TEXTS if t.strip()]
+    got = mediapipe_token_ids(tokenizer, texts, sequence_length=64)
+    want = [[0, *keras_ids(tokenizer, ascii_lowercase(t)), 2] for t in texts]
+    assert got == want
+    cased = [[0, *keras_ids(tokenizer, t), 2] for t in texts]
+    assert got[0] != cased[0]  # "The ... Fox": the capitals are lowercased
+    # Cut to the length: <s>, the first pieces, </s>, as Keras' packer cuts.
+    short = mediapipe_token_ids(tokenizer, [TEXTS[0]], sequence_length=5)
+    assert short == [[0, *want[0][1:4], 2]]
+
+
+@pytest.fixture(scope="module")
+def small():
+    return keras_subembed.compress(bert_xlm_roberta_embedder(), "sub", SUB)
+
+
+@tensorflow_only
+def test_the_file_embeds_raw_strings_of_ten_scripts_as_keras_embeds_them_lowercased(small, tmp_path):
+    path = tmp_path / "multilingual.tflite"
+    with pytest.warns(UserWarning, match="lowercases ASCII letters"):
+        report = export_mediapipe(small, path, texts=TEXTS)
+    assert report.cosine_to_float > 0.999
+    assert report.verified_sequence_lengths == (24,)
+    assert zipfile.ZipFile(path).namelist() == ["sentencepiece.model"]
+    got = mediapipe_vectors(path, TEXTS)
+    lowered = keras.ops.convert_to_numpy(
+        small.encode_text([ascii_lowercase(t) for t in TEXTS], verbose=0))
+    np.testing.assert_allclose(got, lowered, atol=1e-5)
+    cased = keras.ops.convert_to_numpy(small.encode_text(TEXTS, verbose=0))
+    latin = len(SCRIPT_TEXTS["Latin"])
+    # Capitals change the vectors; scripts without A-Z embed exactly as cased Keras.
+    assert np.abs(got[:latin] - cased[:latin]).max() > 1e-3
+    np.testing.assert_allclose(got[latin:], cased[latin:], atol=1e-5)
+
+
+@tensorflow_only
+def test_default_verification_text_comes_from_the_sentencepiece_vocabulary(small, tmp_path):
+    with pytest.warns(UserWarning):
+        report = export_mediapipe(small, tmp_path / "x.tflite", quantization="dynamic")
+    assert report.cosine_to_float > 0.99
+
+
+@tensorflow_only
+def test_check_normalization_raise_refuses_the_ascii_lowercasing(small, tmp_path):
+    with pytest.raises(ValueError, match="lowercases ASCII letters.*check_normalization"):
+        export_mediapipe(small, tmp_path / "x.tflite", check_normalization="raise")
+    assert not list(tmp_path.iterdir())
