@@ -12,6 +12,7 @@ from keras_subembed.layers.embedding_kinds import make_pretrained_embedding
 from keras_subembed.layers.embedding_kinds import register_embedding_kind
 from keras_subembed.layers.group_linear import GroupLinear
 from keras_subembed.layers.positional_token_embedding import PositionalTokenEmbedding
+from keras_subembed.layers.split_embedding import SplitEmbedding
 from keras_subembed.layers.sub_embedding import SubEmbedding
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "EmbeddingKind",
     "GroupLinear",
     "PositionalTokenEmbedding",
+    "SplitEmbedding",
     "SubEmbedding",
     "embedding_kind_name",
     "make_embedding",

@@ -28,6 +28,7 @@ import keras
 
 from keras_subembed.layers.alone_embedding import ALONEEmbedding
 from keras_subembed.layers.define_embedding import DeFINEEmbedding
+from keras_subembed.layers.split_embedding import SplitEmbedding
 from keras_subembed.layers.sub_embedding import SubEmbedding
 
 
@@ -126,3 +127,4 @@ def embedding_kind_name(layer):
 register_embedding_kind("sub", SubEmbedding)
 register_embedding_kind("alone", ALONEEmbedding)
 register_embedding_kind("define", DeFINEEmbedding)
+register_embedding_kind("split", SplitEmbedding)

