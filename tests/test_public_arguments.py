@@ -162,6 +162,10 @@ REQUIRED = {
     "layers.DeFINEEmbedding": lambda ctx: dict(input_dim=30, output_dim=8),
     "layers.SubEmbedding": lambda ctx: dict(input_dim=30, output_dim=8),
     "layers.GroupLinear": lambda ctx: dict(units=4),
+    "layers.SplitEmbedding": lambda ctx: dict(input_dim=30, output_dim=8, head_rows=4),
+    "layers.SplitEmbedding.from_pretrained": lambda ctx: dict(
+        table=ctx.table, head_rows=4, token_weights=np.ones(len(VOCABULARY)),
+        tail_kwargs={"assignment": "product", "num_tables": 2, "rows_per_table": 4}),
     "layers.SubEmbedding.from_pretrained": lambda ctx: dict(
         table=ctx.table, num_tables=2, rows_per_table=4,
         token_weights=np.ones(len(VOCABULARY))),
@@ -190,6 +194,8 @@ REQUIRED = {
         vocabulary=VOCABULARY),
     "models.sentence_vectors": lambda ctx: dict(
         states=np.ones((2, 3, 4), "float32"), padding_mask=np.ones((2, 3), "int32")),
+    "models.CompressedBertTextEmbedder.encode_text": lambda ctx: dict(text=["the city"]),
+    "models.encode_by_length": lambda ctx: dict(embedder=ctx.small, texts=["the city", "rain"]),
     "models.token_weights": lambda ctx: dict(model=ctx.small, texts=["the city", "rain"]),
     "models.EmbeddingDistiller": lambda ctx: dict(
         teacher=ctx.embedder, student=ctx.small),
@@ -292,6 +298,8 @@ SKIPPED = {
     "models.CompressedXLMRobertaBackbone": "as CompressedBackbone",
     "models.CompressedBertTextEmbedder": "keras-hub's constructor; no bool/int argument",
     "models.CompressedXLMRobertaTextEmbedder": "as CompressedBertTextEmbedder",
+    "models.CompressedXLMRobertaTextEmbedder.encode_text": "the same function as "
+    "CompressedBertTextEmbedder.encode_text (walked there)",
     "models.CompressedXLMRobertaTextEmbedder.save_to_preset": "the same function as "
         "CompressedBertTextEmbedder.save_to_preset, which is walked",
     "models.CompressedBertBackbone.save_to_preset": "as CompressedBackbone.save_to_preset",

@@ -3,7 +3,6 @@
 quality-vs-size plot."""
 
 from keras_subembed.evaluation.metrics import bootstrap_interval
-from keras_subembed.evaluation.metrics import cross_lingual_retrieval
 from keras_subembed.evaluation.metrics import mean_cosine
 from keras_subembed.evaluation.metrics import pareto_front
 from keras_subembed.evaluation.metrics import plot_quality_vs_size
@@ -12,7 +11,6 @@ from keras_subembed.evaluation.metrics import sentiment_correct
 from keras_subembed.evaluation.metrics import stratified_split
 from keras_subembed.evaluation.metrics import table_word_similarity_spearman
 from keras_subembed.evaluation.metrics import topic_accuracy
-from keras_subembed.evaluation.metrics import translation_retrieval
 from keras_subembed.evaluation.metrics import word_similarity_spearman
 from keras_subembed.evaluation.results_table import format_table
 from keras_subembed.evaluation.retrieval import cross_lingual_retrieval
