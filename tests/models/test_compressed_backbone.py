@@ -150,7 +150,7 @@ def test_unsupported_backbones_and_kinds_raise_naming_what_works():
             "Received: embedding_kwargs=[1, 2]")):
         compress_backbone(make_backbone("bert"), "sub", [1, 2])
     with pytest.raises(ValueError, match=re.escape(
-            "`embedding` must be a layer or one of ['alone', 'define', 'embedding', 'sub']. "
+            "`embedding` must be a layer or one of ['alone', 'define', 'embedding', 'split', 'sub']. "
             "Received: embedding='hashing'")):
         compress_backbone(make_backbone("bert"), "hashing")
     # A decoder: its token embedding is a layer, but its layers cannot be rebuilt.

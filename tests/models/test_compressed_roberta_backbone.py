@@ -271,7 +271,7 @@ def test_data_parallel_fit_and_save_on_two_jax_cpu_devices(tmp_path):
     "kwargs, message",
     [
         (dict(embedding="hashing"), "`embedding` must be a layer, a layer config or one of "
-                                    "['alone', 'define', 'embedding', 'sub']. Received: embedding='hashing'"),
+                                    "['alone', 'define', 'embedding', 'split', 'sub']. Received: embedding='hashing'"),
         (dict(hidden_dim=18, num_heads=4), "`hidden_dim` must be divisible by `num_heads`. "
                                            "Received: hidden_dim=18, num_heads=4"),
         (dict(embedding=SubEmbedding(VOCAB + 3, 16)), f"The token embedding's input_dim ({VOCAB + 3}) "
