@@ -125,8 +125,18 @@ def _compressed_family(task_cls):
             return super().preprocess_samples(x, y, sample_weight)
 
         def predict(self, x=None, *args, **kwargs):
+            return super().predict(self._checked_inputs(x), *args, **kwargs)
+
+        def encode_text(self, text, batch_size=32, verbose=None):
+            """keras-hub's `encode_text` batched by length (`encode_by_length`):
+            `predict`'s vectors without padding short texts to `sequence_length`."""
+            del verbose  # no progress bar to show
+            return encode_by_length(self, self._checked_inputs(text), batch_size=batch_size)
+
+        def _checked_inputs(self, x):
+            """`x` (one sentence becomes a list of one) once every check has passed."""
             if isinstance(x, (str, bytes)):
-                x = [x]  # one sentence, as `encode_text` takes it
+                x = [x]
             check_sentences(x, self.preprocessor)
             if not isinstance(x, dict):  # text: the preprocessor's ids reach the model
                 check_text_preprocessing(self.preprocessor, self.backbone,
@@ -135,13 +145,7 @@ def _compressed_family(task_cls):
             limit = getattr(self.backbone, "max_sequence_length", None)
             check_id_batch(x, self.backbone.token_embedding.input_dim,
                            limit if isinstance(limit, int) else None)
-            return super().predict(x, *args, **kwargs)
-
-        def encode_text(self, text, batch_size=32, verbose=None):
-            """keras-hub's `encode_text` batched by length (`encode_by_length`):
-            `predict`'s vectors without padding short texts to `sequence_length`."""
-            del verbose  # no progress bar to show
-            return encode_by_length(self, text, batch_size=batch_size)
+            return x
 
         def _with_segments(self, inputs):
             if not (isinstance(inputs, dict) and "segment_ids" in self.input
