@@ -13,6 +13,7 @@ after the first (compiling) step, over `--steps` steps.
 """
 
 import argparse
+import copy
 import json
 import os
 import platform
@@ -26,7 +27,6 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 from compress_minilm import SETTINGS  # noqa: E402
-from compress_minilm import add_reserved_ids  # noqa: E402
 
 from keras_subembed.datasets import minilm_preset_dir  # noqa: E402
 from keras_subembed.models import EmbeddingDistiller  # noqa: E402
@@ -39,7 +39,7 @@ STAGES = {
 
 
 def with_random_codes(kind, kwargs):
-    kwargs = add_reserved_ids(kind, kwargs)
+    kwargs = copy.deepcopy(kwargs)  # SETTINGS stay as they are
     target = kwargs["map_layer"] if kind == "define" else kwargs
     target.update(assignment="random", seed=0)
     return kwargs

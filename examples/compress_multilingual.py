@@ -45,7 +45,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
 import keras_subembed  # noqa: E402
 from keras_subembed import datasets  # noqa: E402
@@ -54,6 +53,7 @@ from keras_subembed.export import export_mediapipe  # noqa: E402
 from keras_subembed.export import export_onnx  # noqa: E402
 from keras_subembed.export import export_tflite  # noqa: E402
 from keras_subembed.models import EmbeddingDistiller  # noqa: E402
+from keras_subembed.models import distillation_dataset  # noqa: E402
 from keras_subembed.models import load_text_embedder  # noqa: E402
 from keras_subembed.models import save_preset  # noqa: E402
 from keras_subembed.models import token_weights  # noqa: E402
@@ -171,9 +171,7 @@ def random_pair_cosine(vectors, rng, pairs=2000):
 def distil(teacher, student, preprocessor, sentences, args):
     if not (args.steps or args.embedding_steps):
         return {}
-    dataset = (tf.data.Dataset.from_tensor_slices(sentences).shuffle(len(sentences), seed=args.seed)
-               .repeat().batch(args.batch_size, drop_remainder=True)
-               .map(preprocessor, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))
+    dataset = distillation_dataset(sentences, preprocessor, args.batch_size, seed=args.seed)
     stages = [("embedding", args.embedding_steps,
                dict(state_layers=(0,), sentence_loss_weight=0.0, train="embedding")),
               ("full", args.steps, dict(state_layers=(0, -1), sentence_loss_weight=4.0, train="all"))]

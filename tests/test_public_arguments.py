@@ -197,6 +197,8 @@ REQUIRED = {
     "models.CompressedBertTextEmbedder.encode_text": lambda ctx: dict(text=["the city"]),
     "models.encode_by_length": lambda ctx: dict(embedder=ctx.small, texts=["the city", "rain"]),
     "models.token_weights": lambda ctx: dict(model=ctx.small, texts=["the city", "rain"]),
+    "models.distillation_dataset": lambda ctx: dict(
+        texts=["the city", "rain"], preprocessor=ctx.embedder.preprocessor, batch_size=2),
     "models.EmbeddingDistiller": lambda ctx: dict(
         teacher=ctx.embedder, student=ctx.small),
     "datasets.minilm_pooling": lambda ctx: dict(),

@@ -13,6 +13,7 @@ from keras_subembed.models.compressed_roberta_masked_lm import CompressedRoberta
 from keras_subembed.models.compressed_roberta_masked_lm_preprocessor import (
     CompressedRobertaMaskedLMPreprocessor,
 )
+from keras_subembed.models.distillation_dataset import distillation_dataset
 from keras_subembed.models.embedding_distiller import EmbeddingDistiller
 from keras_subembed.models.length_batches import encode_by_length
 from keras_subembed.models.model_files import load_text_embedder
@@ -35,6 +36,7 @@ __all__ = [
     "CompressedXLMRobertaTextEmbedder",
     "EmbeddingDistiller",
     "compress_backbone",
+    "distillation_dataset",
     "encode_by_length",
     "find_token_embedding",
     "load_text_embedder",
