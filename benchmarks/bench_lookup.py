@@ -20,10 +20,12 @@ column divides by the Embedding row measured in the same run.
 
 Tied logits: `hidden @ E.T` for `--positions` hidden states against the
 V=50,265 table vs `SubEmbedding(..., reverse=True)` (`--logit-variants`; a
-variant "... along-rows" or "... along-columns" forces that layout of
-stored-code logits, which the layer otherwise picks: columns under XLA and on
-GPUs, rows elsewhere; "SubEmbedding K=32 M=256" uses random stored codes that
-repeat, as product codes do); each variant runs in its
+variant "... along-rows" or "... along-columns" computes the stored-code
+logits in that layout from the layer's public sub-tables and codes (given
+unpacked, as int32: compare the two forced layouts with each other, not with
+the layer, which unpacks its stored codes), where the layer picks one itself:
+columns under XLA and on GPUs, rows elsewhere; "SubEmbedding K=32 M=256" uses
+random stored codes that repeat, as product codes do); each variant runs in its
 own subprocess, where a thread samples the resident memory: the peak growth
 over the process's memory after a warm-up call is reported.
 
@@ -258,11 +260,6 @@ if variant == "dense":
     # bf16: the table is cast to the compute dtype, as a mixed-precision model would.
     apply = lambda h, t, n: keras.ops.matmul(h, keras.ops.transpose(keras.ops.cast(t[0], dtype)))
 else:
-    # A forced layout of stored-code logits (otherwise chosen by the layer).
-    for layout, forced in (("along-rows", False), ("along-columns", True)):
-        if layout in variant:
-            import keras_subembed.layers.sub_embedding as sub_embedding
-            sub_embedding.column_gathers_are_fast = lambda forced=forced: forced
     k = int(variant.split("K=")[1].split()[0])
     if "M=" in variant:  # stored codes that repeat down each column, as product codes
         rows = int(variant.split("M=")[1].split()[0])
@@ -283,6 +280,25 @@ else:
                    *zip(layer.non_trainable_variables, non_trainable)]
         with keras.StatelessScope(state_mapping=mapping):
             return layer(h, reverse=True)
+    if "along-" in variant:
+        # A forced layout of the stored-code logits (the layer picks columns
+        # under XLA and on GPUs, rows elsewhere), from its public pieces: its
+        # sub-tables (cast as the policy would) and its codes, unpacked.
+        along_columns = "along-columns" in variant
+        weights = [[t.value for t in layer.sub_tables],
+                   [keras.ops.convert_to_tensor(layer.code_array(), "int32")]]
+        splits = np.cumsum(layer.sub_widths)[:-1].tolist()
+
+        def apply(h, tables, codes):
+            chunks = keras.ops.split(h, splits, axis=-1) if splits else [h]
+            scores = [keras.ops.matmul(chunk, keras.ops.transpose(keras.ops.cast(table, dtype)))
+                      for chunk, table in zip(chunks, tables)]
+            total = None
+            for score, column in zip(scores, keras.ops.unstack(codes[0], k, axis=1)):
+                gathered = (keras.ops.take(score, column, axis=-1) if along_columns
+                            else keras.ops.take(keras.ops.transpose(score), column, axis=0))
+                total = gathered if total is None else total + gathered
+            return total if along_columns else keras.ops.transpose(total)
 cost = {}
 if keras.backend.backend() == "jax":
     import jax

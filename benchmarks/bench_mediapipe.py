@@ -114,15 +114,15 @@ def main(argv=None):
 
     from keras_subembed.export import export_mediapipe
     from keras_subembed.export import mediapipe_token_ids
-    from keras_subembed.export.mediapipe import keras_vectors
     from keras_subembed.export import MediaPipeEmbedder
+    from keras_subembed.models import encode_by_length
 
     plain, accented = held_out_sentences(args.sentences)
     print(f"{len(plain)} held-out sentences without accents, {len(accented)} with", flush=True)
     model = load_model(args)
     tokenizer = model.preprocessor.tokenizer
-    want = {"plain": keras_vectors(model, plain, args.sequence_length),
-            "accented": keras_vectors(model, accented, args.sequence_length)}
+    # The preprocessor packs `--sequence-length` tokens, as the files are fed.
+    want = {"plain": encode_by_length(model, plain), "accented": encode_by_length(model, accented)}
     # MediaPipe's ids against the model's own tokenizer (with [CLS] ... [SEP], truncated).
     keep = args.sequence_length - 2
     results = {"machine": f"{platform.machine()} {os.cpu_count()} cores, {platform.python_version()}",

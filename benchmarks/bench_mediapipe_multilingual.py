@@ -26,6 +26,7 @@ import json
 import os
 import pathlib
 import platform
+import string
 import sys
 import time
 import warnings
@@ -110,6 +111,16 @@ def load_teacher(args):
     return model, preset
 
 
+def ascii_lowercase(text):
+    """`text` as MediaPipe's text preprocessor tokenizes it: A-Z lowercased, nothing else."""
+    return text.translate(str.maketrans(string.ascii_uppercase, string.ascii_lowercase))
+
+
+def row_cosines(a, b):
+    """Cosine of each row of `a` to the same row of `b`."""
+    return np.einsum("ij,ij->i", a, b) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
 def self_retrieval(queries, corpus):
     """Share of queries whose nearest corpus row (cosine) is their own row."""
     q = queries / np.linalg.norm(queries, axis=1, keepdims=True)
@@ -119,10 +130,8 @@ def self_retrieval(queries, corpus):
 
 def measure(model, name, texts_by_script, args, folder):
     from keras_subembed.export import export_mediapipe
-    from keras_subembed.export.mediapipe import keras_vectors
     from keras_subembed.export import MediaPipeEmbedder
-    from keras_subembed.export.mediapipe_sentencepiece import ascii_lowercase
-    from keras_subembed.export.tflite import row_cosines
+    from keras_subembed.models import encode_by_length
 
     quantization = None if args.quantization == "none" else args.quantization
     path = folder / f"{name}.mediapipe.{args.quantization}.tflite"
@@ -140,8 +149,9 @@ def measure(model, name, texts_by_script, args, folder):
         for script, texts in texts_by_script.items():
             lowered = [ascii_lowercase(t) for t in texts]
             got = np.stack([task.embed(t) for t in texts])
-            keras_lowered = keras_vectors(model, lowered, args.sequence_length)
-            keras_cased = keras_vectors(model, texts, args.sequence_length)
+            # The preprocessor packs `--sequence-length` tokens (`load_teacher`).
+            keras_lowered = encode_by_length(model, lowered)
+            keras_cased = encode_by_length(model, texts)
             to_lowered = row_cosines(got, keras_lowered)
             cost = row_cosines(keras_lowered, keras_cased)
             row["scripts"][script] = {
@@ -163,7 +173,6 @@ def main(argv=None):
     args = parse_args(argv)
     import keras_subembed
     from keras_subembed.export import mediapipe_token_ids
-    from keras_subembed.export.mediapipe_sentencepiece import ascii_lowercase
 
     texts_by_script = script_sentences(args.per_script)
     teacher, preset = load_teacher(args)

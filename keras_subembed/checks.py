@@ -13,22 +13,32 @@ import numpy as np
 SEED_LIMIT = 2**32
 
 
-def _is_integer(value):
+def is_integer(value):
+    """Whether `value` is an integer (NumPy's included) and not a bool."""
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
-def _is_real(value):
+def is_real(value):
+    """Whether `value` is a real number (NumPy's included) and not a bool."""
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _checked_int(name, value, allowed, what):
+    if not is_integer(value) or not allowed(value):
+        raise ValueError(f"`{name}` must be {what}. "
+                         f"Received: {name}={value!r} (of type {type(value).__name__}).")
+    return int(value)
+
+
+def _checked_number(name, value, allowed, what):
+    if not is_real(value) or not allowed(value):
+        raise ValueError(f"`{name}` must be {what}. Received: {name}={value!r}")
+    return float(value)
 
 
 def check_positive_int(name, value):
     """`value` as an int; `ValueError` naming `name` unless it is a positive integer."""
-    if not _is_integer(value) or value <= 0:
-        raise ValueError(
-            f"`{name}` must be a positive integer. "
-            f"Received: {name}={value!r} (of type {type(value).__name__})."
-        )
-    return int(value)
+    return _checked_int(name, value, lambda v: v > 0, "a positive integer")
 
 
 def check_int(name, value):
@@ -36,22 +46,12 @@ def check_int(name, value):
 
     A float such as 0.7 is refused rather than truncated: an index must be meant.
     """
-    if not _is_integer(value):
-        raise ValueError(
-            f"`{name}` must be an integer. "
-            f"Received: {name}={value!r} (of type {type(value).__name__})."
-        )
-    return int(value)
+    return _checked_int(name, value, lambda v: True, "an integer")
 
 
 def check_non_negative_int(name, value):
     """`value` as an int; `ValueError` naming `name` unless it is an integer >= 0."""
-    if not _is_integer(value) or value < 0:
-        raise ValueError(
-            f"`{name}` must be an integer >= 0. "
-            f"Received: {name}={value!r} (of type {type(value).__name__})."
-        )
-    return int(value)
+    return _checked_int(name, value, lambda v: v >= 0, "an integer >= 0")
 
 
 def check_finite_array(name, value):
@@ -73,20 +73,12 @@ def check_finite_array(name, value):
 
 def check_positive_number(name, value):
     """`value` as a float; `ValueError` unless it is a finite number > 0."""
-    if not _is_real(value) or not 0 < value < float("inf"):
-        raise ValueError(
-            f"`{name}` must be a finite number > 0. Received: {name}={value!r}"
-        )
-    return float(value)
+    return _checked_number(name, value, lambda v: 0 < v < float("inf"), "a finite number > 0")
 
 
 def check_non_negative_number(name, value):
     """`value` as a float; `ValueError` unless it is a finite number >= 0."""
-    if not _is_real(value) or not 0 <= value < float("inf"):
-        raise ValueError(
-            f"`{name}` must be a finite number >= 0. Received: {name}={value!r}"
-        )
-    return float(value)
+    return _checked_number(name, value, lambda v: 0 <= v < float("inf"), "a finite number >= 0")
 
 
 def check_bool(name, value):
@@ -100,7 +92,7 @@ def check_seed(seed, name="seed"):
     """A seed in [0, 2**32); drawn at random when `None` (record it in the config)."""
     if seed is None:
         return int(np.random.SeedSequence().entropy % SEED_LIMIT)
-    if not _is_integer(seed) or not 0 <= seed < SEED_LIMIT:
+    if not is_integer(seed) or not 0 <= seed < SEED_LIMIT:
         raise ValueError(
             f"`{name}` must be an int in [0, 2**32) or None. Received: {name}={seed!r}"
         )
@@ -109,19 +101,13 @@ def check_seed(seed, name="seed"):
 
 def check_rate(name, value):
     """A dropout-like rate in [0, 1) as a float."""
-    if not _is_real(value) or not 0 <= value < 1:
-        raise ValueError(f"`{name}` must be a float in [0, 1). Received: {name}={value!r}")
-    return float(value)
+    return _checked_number(name, value, lambda v: 0 <= v < 1, "a float in [0, 1)")
 
 
 def check_open_probability(name, value):
     """A probability strictly between 0 and 1 as a float."""
-    if not _is_real(value) or not 0 < value < 1:
-        raise ValueError(
-            f"`{name}` must be a probability strictly between 0 and 1. "
-            f"Received: {name}={value!r}"
-        )
-    return float(value)
+    return _checked_number(name, value, lambda v: 0 < v < 1,
+                           "a probability strictly between 0 and 1")
 
 
 def check_choice(name, value, choices):

@@ -19,6 +19,20 @@ METADATA_NAME = "keras_subembed"
 WRITTEN_BY = "keras_subembed.export"
 
 
+def read_model(flatbuffer):
+    """A `.tflite` flatbuffer as TensorFlow Lite's object API (`ModelT`)."""
+    from tensorflow.lite.tools import flatbuffer_utils  # TensorFlow: where .tflite files are
+
+    return flatbuffer_utils.read_model_from_bytearray(flatbuffer)
+
+
+def write_model(model):
+    """The `.tflite` flatbuffer bytes of a `ModelT`."""
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    return flatbuffer_utils.convert_object_to_bytearray(model)
+
+
 def with_metadata(flatbuffer, values):
     """`flatbuffer` with `values` (JSON) stored as the metadata entry `keras_subembed`.
 
@@ -26,10 +40,8 @@ def with_metadata(flatbuffer, values):
     replace it) and carries what a runner must check: the vocabulary's size
     and fingerprint, the text normalisation.
     """
-    from tensorflow.lite.tools import flatbuffer_utils  # TensorFlow: where .tflite files are
-
     schema = tflite_schema()
-    model = flatbuffer_utils.read_model_from_bytearray(bytearray(flatbuffer))
+    model = read_model(flatbuffer)
     buffer = schema.BufferT()
     buffer.data = np.frombuffer(
         json.dumps(dict(values, written_by=WRITTEN_BY), sort_keys=True).encode("utf-8"),
@@ -40,7 +52,7 @@ def with_metadata(flatbuffer, values):
     entry.buffer = len(model.buffers) - 1
     model.metadata = [m for m in (model.metadata or []) if m.name != METADATA_NAME.encode()]
     model.metadata.append(entry)
-    return flatbuffer_utils.convert_object_to_bytearray(model)
+    return write_model(model)
 
 
 def read_metadata(flatbuffer):

@@ -1,11 +1,10 @@
 """Checks that a code array is a valid k-sub-embedding assignment."""
 
-import numbers
-
 import numpy as np
 
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
+from keras_subembed.checks import is_integer
 
 _MAX_LISTED = 5
 
@@ -88,7 +87,7 @@ def check_reserved_ids(reserved_ids, num_ids):
             f"Received: reserved_ids={reserved_ids!r}"
         ) from None
     for token in reserved:
-        if isinstance(token, (bool, np.bool_)) or not isinstance(token, numbers.Integral):
+        if not is_integer(token):
             raise ValueError(
                 "`reserved_ids` must hold integer token ids. "
                 f"Received: reserved_ids={reserved_ids!r}"

@@ -37,6 +37,7 @@ import zlib
 
 import numpy as np
 
+from keras_subembed.checks import check_choice
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed
 from keras_subembed.datasets.packages import package_dir as _package_dir
@@ -68,14 +69,6 @@ _GENSIM_HINT = (
     "This data comes from gensim's test data. Install it: "
     'python -m pip install ".[examples]"'
 )
-
-
-def _check_choice(argument, value, choices):
-    if value not in choices:
-        raise ValueError(
-            f"`{argument}` must be one of {sorted(choices)}. "
-            f"Received: {argument}={value!r}"
-        )
 
 
 # ---------------------------------------------------------------- MiniLM
@@ -175,7 +168,7 @@ def lee_documents(subset="background"):
     cannot put one text on both sides). `subset="test"`: `lee.cor`, 50 other
     articles. One article per string, in file order.
     """
-    _check_choice("subset", subset, _LEE_FILES)
+    check_choice("subset", subset, _LEE_FILES)
     return _unique(_lines(_LEE_FILES[subset], "latin-1"))  # lee.cor has a latin-1 "£"
 
 
@@ -189,7 +182,7 @@ def novel_paragraphs(language="english"):
     paragraphs) followed by an English translation (2 paragraphs) of the same
     opening; `language` is `"english"` or `"russian"`.
     """
-    _check_choice("language", language, ("english", "russian"))
+    check_choice("language", language, ("english", "russian"))
     paragraphs = _lines("crime-and-punishment.txt", "utf-8")
     return [p for p in paragraphs if bool(_CYRILLIC.search(p)) == (language == "russian")]
 
@@ -216,7 +209,7 @@ def polarity_sentences():
     # cp1252, not UTF-8: the file has Windows dashes and accented letters.
     for line in _lines("pang_lee_polarity.cor", "cp1252"):
         label, text = line.split(" ", 1)
-        _check_choice("label", label, _POLARITY_LABELS)
+        check_choice("label", label, _POLARITY_LABELS)
         texts.append(text.strip())
         labels.append(_POLARITY_LABELS[label])
     return texts, np.asarray(labels, dtype=np.int64)
@@ -519,7 +512,7 @@ def split_by_document(documents, held_out_fraction=0.2, seed=0, shared_sentence_
 def word_similarity_pairs(name):
     """`[(word_a, word_b, score)]` from `"wordsim353"` or `"simlex999"`."""
     files = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt"}
-    _check_choice("name", name, files)
+    check_choice("name", name, files)
     pairs = []
     for line in gensim_test_file(files[name]).read_text(encoding="utf-8").splitlines():
         fields = line.split("\t")

@@ -3,6 +3,7 @@
 import numpy as np
 
 from keras_subembed.checks import check_positive_int
+from keras_subembed.length_order import embed_by_length
 
 
 class TokenizedTexts:
@@ -27,22 +28,13 @@ class TokenizedTexts:
     """
 
     def __init__(self, texts, preprocessor, batch_size=64):
-        batch_size = check_positive_int("batch_size", batch_size)
+        self.batch_size = check_positive_int("batch_size", batch_size)
         features = preprocessor(list(texts))
         self.token_ids = np.asarray(features["token_ids"], dtype="int32")
         self.padding_mask = np.asarray(features["padding_mask"], dtype="int32")
         self.lengths = self.padding_mask.sum(axis=1)
-        order = np.argsort(self.lengths, kind="stable")
-        self.batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
 
     def embed(self, run_batch):
         """Vectors `(len(texts), d)` from `run_batch(token_ids, padding_mask) -> vectors`."""
-        vectors = None
-        for rows in self.batches:
-            length = int(self.lengths[rows].max())
-            out = np.asarray(run_batch(self.token_ids[rows, :length],
-                                       self.padding_mask[rows, :length]))
-            if vectors is None:
-                vectors = np.zeros((len(self.token_ids), out.shape[-1]), "float32")
-            vectors[rows] = out
-        return vectors
+        return embed_by_length(self.lengths, self.batch_size, lambda rows, length: run_batch(
+            self.token_ids[rows, :length], self.padding_mask[rows, :length]))

@@ -1,11 +1,10 @@
 """`ExportFormat`: what one file format adds to the pipeline that `export` runs."""
 
-import numbers
-
 import keras
-import numpy as np
 
 from keras_subembed.checks import check_bool
+from keras_subembed.checks import check_non_negative_int
+from keras_subembed.checks import is_integer
 from keras_subembed import files
 from keras_subembed.export.export_report import ExportReport
 from keras_subembed.export.model_parts import check_embedding_mode
@@ -73,7 +72,7 @@ class ExportFormat:
         self.verify = check_bool("verify", verify)
         self.sample_inputs = sample_inputs
         self.sequence_lengths = check_sequence_lengths(sequence_lengths)
-        self.latency_runs = check_latency_runs(latency_runs)
+        self.latency_runs = check_non_negative_int("latency_runs", latency_runs)
         self.embedding_mode = check_embedding_mode(embedding_mode)
 
     def is_ours(self, path):
@@ -169,20 +168,10 @@ def as_numpy(outputs):
 
 def check_sequence_lengths(sequence_lengths):
     lengths = list(sequence_lengths) if isinstance(sequence_lengths, (list, tuple)) else [0]
-    if not lengths or not all(is_int(n, minimum=1) for n in lengths):
+    if not lengths or not all(is_integer(n) and n >= 1 for n in lengths):
         raise ValueError(
             "`sequence_lengths` must be a non-empty list of positive ints (a file needs "
             f"at least one token per sequence). Received: sequence_lengths={sequence_lengths!r}"
         )
     return tuple(int(n) for n in lengths)
 
-
-def check_latency_runs(latency_runs):
-    if not is_int(latency_runs, minimum=0):
-        raise ValueError(f"`latency_runs` must be an int >= 0. Received: latency_runs={latency_runs!r}")
-    return int(latency_runs)
-
-
-def is_int(value, minimum):
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and (
-        value >= minimum)

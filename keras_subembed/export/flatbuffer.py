@@ -5,36 +5,27 @@ import re
 
 import numpy as np
 
+from keras_subembed.tflite_metadata import read_model
 from keras_subembed.tflite_metadata import tflite_schema
+
+# Integer types a quantized weight is stored in.
+QUANTIZED_TYPES = ("int8", "int4", "uint8", "int16")
 
 
 def constant_tensors(flatbuffer, with_type=False):
     """`[(name, shape, bytes)]` of every tensor backed by a non-empty buffer
     (`(name, shape, bytes, type name)` with `with_type`)."""
-    schema = tflite_schema()
-    model = schema.Model.GetRootAsModel(flatbuffer, 0)
-    sizes = {}
-    for index in range(model.BuffersLength()):
-        buffer = model.Buffers(index)
-        sizes[index] = buffer.DataLength() or int(buffer.Size())
+    model = read_model(flatbuffer)
     seen, constants = set(), []
-    for graph_index in range(model.SubgraphsLength()):
-        graph = model.Subgraphs(graph_index)
-        for tensor_index in range(graph.TensorsLength()):
-            tensor = graph.Tensors(tensor_index)
-            buffer = tensor.Buffer()
-            if sizes.get(buffer, 0) and buffer not in seen:
-                seen.add(buffer)
-                shape = tuple(int(d) for d in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else ()
-                constant = (tensor.Name().decode(), shape, sizes[buffer])
-                constants.append(constant + (_type_name(tensor.Type()),) if with_type else constant)
+    for graph in model.subgraphs:
+        for tensor in graph.tensors:
+            size = _size(model.buffers[tensor.buffer])
+            if size and tensor.buffer not in seen:
+                seen.add(tensor.buffer)
+                shape = () if tensor.shape is None else tuple(int(d) for d in tensor.shape)
+                constant = (tensor.name.decode(), shape, size)
+                constants.append(constant + (_type_name(tensor.type),) if with_type else constant)
     return constants
-
-
-def _type_name(code):
-    names = {value: key.lower() for key, value in vars(tflite_schema().TensorType).items()
-             if not key.startswith("_")}
-    return names.get(code, str(code))
 
 
 def constant_bytes(flatbuffer):
@@ -45,64 +36,57 @@ def constant_bytes(flatbuffer):
     return dict(sorted(totals.items()))
 
 
-# Integer types a quantized weight is stored in.
-QUANTIZED_TYPES = ("int8", "int4", "uint8", "int16")
-
-
 def quantized_op_count(flatbuffer):
     """How many ops compute with an integer constant weight, read directly or
     through a `DEQUANTIZE` (weight-only recipes). Lookups (`GATHER`, `SLICE`
     of an int8 table) move rows rather than compute and do not count."""
-    schema = tflite_schema()
-    model = schema.Model.GetRootAsModel(flatbuffer, 0)
-    lookups = {schema.BuiltinOperator.GATHER, schema.BuiltinOperator.SLICE}
+    operators = tflite_schema().BuiltinOperator
+    model = read_model(flatbuffer)
     count = 0
-    for graph_index in range(model.SubgraphsLength()):
-        graph = model.Subgraphs(graph_index)
+    for graph in model.subgraphs:
         dequantized = set()
-        operators = [graph.Operators(i) for i in range(graph.OperatorsLength())]
-        for op in operators:
-            code = model.OperatorCodes(op.OpcodeIndex())
-            if max(code.BuiltinCode(), code.DeprecatedBuiltinCode()) == (
-                    schema.BuiltinOperator.DEQUANTIZE):
-                if _is_quantized_constant(model, graph, op.Inputs(0)):
-                    dequantized.add(op.Outputs(0))
-                continue
-            if max(code.BuiltinCode(), code.DeprecatedBuiltinCode()) in lookups:
-                continue
-            inputs = [op.Inputs(i) for i in range(op.InputsLength())]
-            if any(i in dequantized or _is_quantized_constant(model, graph, i)
-                   for i in inputs if i >= 0):
+        for op in graph.operators:
+            code = model.operatorCodes[op.opcodeIndex]
+            builtin = max(code.builtinCode, code.deprecatedBuiltinCode)
+            inputs = [int(i) for i in (op.inputs if op.inputs is not None else ()) if i >= 0]
+            if builtin == operators.DEQUANTIZE:
+                if _is_quantized_constant(model, graph, inputs[0]):
+                    dequantized.add(int(op.outputs[0]))
+            elif builtin not in (operators.GATHER, operators.SLICE) and any(
+                    i in dequantized or _is_quantized_constant(model, graph, i) for i in inputs):
                 count += 1
     return count
+
+
+def op_names(flatbuffer):
+    """Sorted names of the builtin (or custom) ops the file uses."""
+    from tensorflow.lite.tools import flatbuffer_utils  # TensorFlow: where .tflite files are
+
+    model = read_model(flatbuffer)
+    return tuple(sorted({
+        f"CUSTOM:{code.customCode.decode()}" if code.customCode is not None
+        else flatbuffer_utils.opcode_to_name(model, index)
+        for index, code in enumerate(model.operatorCodes)}))
+
+
+def _size(buffer):
+    return 0 if buffer.data is None else len(buffer.data)
+
+
+def _type_name(code):
+    return next((name.lower() for name, value in vars(tflite_schema().TensorType).items()
+                 if value == code and not name.startswith("_")), str(code))
 
 
 def _is_quantized_constant(model, graph, index):
     # Scales (per channel, or per block in the details) tell a quantized
     # weight from integer data (codes, shapes).
-    tensor = graph.Tensors(index)
-    buffer = model.Buffers(tensor.Buffer())
-    quantization = tensor.Quantization()
-    return (_type_name(tensor.Type()) in QUANTIZED_TYPES and quantization is not None
-            and (quantization.ScaleLength() > 0 or quantization.DetailsType() != 0)
-            and bool(buffer.DataLength() or buffer.Size()))
-
-
-def op_names(flatbuffer):
-    """Sorted names of the builtin (or custom) ops the file uses."""
-    schema = tflite_schema()
-    model = schema.Model.GetRootAsModel(flatbuffer, 0)
-    names = {value: key for key, value in vars(schema.BuiltinOperator).items()
-             if not key.startswith("_")}
-    ops = set()
-    for index in range(model.OperatorCodesLength()):
-        code = model.OperatorCodes(index)
-        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
-        if builtin == schema.BuiltinOperator.CUSTOM:
-            ops.add(f"CUSTOM:{code.CustomCode().decode()}")
-        else:
-            ops.add(names.get(builtin, str(builtin)))
-    return tuple(sorted(ops))
+    tensor = graph.tensors[index]
+    quantization = tensor.quantization
+    return (_type_name(tensor.type) in QUANTIZED_TYPES and quantization is not None
+            and (quantization.scale is not None and len(quantization.scale) > 0
+                 or quantization.detailsType != 0)
+            and bool(_size(model.buffers[tensor.buffer])))
 
 
 def embedding_constant_bytes(flatbuffer, embedding_layer):

@@ -17,6 +17,7 @@ import numpy as np
 from keras_subembed.export.errors import ExportVerificationError
 from keras_subembed.export.quantizer_recipes import import_ai_edge_quantizer
 from keras_subembed.quantization.fake_quantization import quantized_layers
+from keras_subembed.tflite_metadata import read_model
 
 FLOAT32 = 0  # the LiteRT schema's TensorType code
 
@@ -39,14 +40,15 @@ def kernel_ops(flatbuffer, model, recipe):
         by_size.setdefault(kernel.size, []).append(
             (np.sort(kernel, axis=None), kernel, layer, rounding))
     qtyping, _, _, utils = import_ai_edge_quantizer(name)
-    tflite = utils.read_model(bytearray(flatbuffer))
+    # TensorFlow's reader: buffers a file over 2 GB keeps past the flatbuffer read in place.
+    tflite = read_model(flatbuffer)
     found, matched, unmatched_sizes = [], set(), set()
     for subgraph in tflite.subgraphs:
         for op in subgraph.operators:
             if (tflite.operatorCodes[op.opcodeIndex].builtinCode
                     != qtyping.BuiltinOperator.FULLY_CONNECTED or len(op.inputs) < 2):
                 continue
-            weight = _float_constant(flatbuffer, tflite, subgraph.tensors[op.inputs[1]])
+            weight = _float_constant(tflite, subgraph.tensors[op.inputs[1]])
             if weight is None:
                 continue
             ordered, shape = np.sort(weight), tuple(subgraph.tensors[op.inputs[1]].shape)
@@ -91,18 +93,12 @@ def rounded_layers(model, recipe):
     return layers
 
 
-def _float_constant(flatbuffer, tflite, tensor):
+def _float_constant(tflite, tensor):
     """The values of a float32 constant tensor, flattened; None for anything else."""
-    if tensor.type != FLOAT32 or tensor.buffer <= 0:
+    data = tflite.buffers[tensor.buffer].data if tensor.buffer > 0 else None
+    if tensor.type != FLOAT32 or data is None or not len(data):
         return None
-    buffer = tflite.buffers[tensor.buffer]
-    data = buffer.data
-    if (data is None or not len(data)) and getattr(buffer, "offset", 0) > 1:
-        # Files over 2 GB keep their buffers after the flatbuffer, by offset.
-        data = np.frombuffer(flatbuffer, np.uint8, buffer.size, buffer.offset)
-    if data is None or not len(data):
-        return None
-    return np.frombuffer(np.asarray(data, np.uint8).tobytes(), "<f4")
+    return np.frombuffer(bytes(data), "<f4")
 
 
 def _same_up_to_column_scales(weight, kernel):

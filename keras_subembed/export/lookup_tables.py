@@ -15,7 +15,9 @@ import copy
 
 import numpy as np
 
+from keras_subembed.tflite_metadata import read_model
 from keras_subembed.tflite_metadata import tflite_schema as _schema
+from keras_subembed.tflite_metadata import write_model
 
 # As dynamic-range conversion: smaller tables stay float (their scale would cost more).
 TABLE_MIN_ELEMENTS = 1024
@@ -33,10 +35,8 @@ def int8_lookup_tables(flatbuffer, min_elements=TABLE_MIN_ELEMENTS):
     Example:
     >>> smaller = int8_lookup_tables(open("encoder.tflite", "rb").read())
     """
-    import flatbuffers
-
     schema = _schema()
-    model = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(flatbuffer, 0))
+    model = read_model(flatbuffer)
     lookups = {schema.BuiltinOperator.GATHER, schema.BuiltinOperator.SLICE}
     builtin = [max(code.builtinCode, code.deprecatedBuiltinCode) for code in model.operatorCodes]
     dequantize = None
@@ -65,11 +65,7 @@ def int8_lookup_tables(flatbuffer, min_elements=TABLE_MIN_ELEMENTS):
             tensor.type = schema.TensorType.INT8
             tensor.quantization = quantization
         graph.operators = operators
-    if not changed:
-        return flatbuffer
-    builder = flatbuffers.Builder(len(flatbuffer) + 1024)
-    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
-    return bytes(builder.Output())
+    return write_model(model) if changed else flatbuffer
 
 
 def _lookup_only_tables(model, graph, builtin, lookups, min_elements):

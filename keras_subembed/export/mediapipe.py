@@ -10,10 +10,12 @@ import numpy as np
 
 from keras_subembed import files
 from keras_subembed.checks import check_choice
+from keras_subembed.checks import is_integer
 from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.export_format import ExportFormat
 from keras_subembed.export.flatbuffer import embedding_constant_bytes
 from keras_subembed.export.flatbuffer import op_names
+from keras_subembed.tflite_metadata import read_model
 from keras_subembed.tflite_metadata import with_metadata
 from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
 from keras_subembed.export.mediapipe_metadata import import_mediapipe
@@ -227,7 +229,7 @@ def check_embedder(embedder):
 
 def check_length(sequence_length, limit=None):
     """`sequence_length` as an int from 3 ([CLS], one token, [SEP]) to `limit`."""
-    if isinstance(sequence_length, bool) or not isinstance(sequence_length, (int, np.integer)) or (
+    if not is_integer(sequence_length) or (
             sequence_length < 3 or (limit is not None and sequence_length > limit)):
         raise ValueError(
             "`sequence_length` must be an int from 3 ([CLS], one token, [SEP])"
@@ -279,16 +281,13 @@ def signature_input_tensors(flatbuffer):
     From the file's signature when it has one (a SavedModel's), else from
     the graph's input tensors named after them (a concrete function's).
     """
-    from tensorflow.lite.python import schema_py_generated as schema
-
-    model = schema.Model.GetRootAsModel(flatbuffer, 0)
-    graph = model.Subgraphs(0)
-    if model.SignatureDefsLength():
-        signature = model.SignatureDefs(0)
-        entries = [signature.Inputs(i) for i in range(signature.InputsLength())]
-        return {e.Name().decode(): graph.Tensors(e.TensorIndex()).Name().decode() for e in entries}
+    model = read_model(flatbuffer)
+    graph = model.subgraphs[0]
+    if model.signatureDefs:
+        return {entry.name.decode(): graph.tensors[entry.tensorIndex].name.decode()
+                for entry in model.signatureDefs[0].inputs}
     names = {}
-    tensor_names = [graph.Tensors(graph.Inputs(i)).Name().decode() for i in range(graph.InputsLength())]
+    tensor_names = [graph.tensors[index].name.decode() for index in graph.inputs]
     for wanted in sorted(MEDIAPIPE_INPUTS, key=len, reverse=True):  # segment_ids before ids
         for tensor_name in tensor_names:
             if tensor_name not in names.values() and tensor_name.split(":")[0].endswith(wanted):

@@ -160,12 +160,9 @@ def with_onnx_metadata(data, values):
     import onnx
 
     proto = onnx.load_from_string(data)
-    kept = [p for p in proto.metadata_props if p.key != METADATA_NAME]
-    del proto.metadata_props[:]
-    proto.metadata_props.extend(kept)
-    entry = proto.metadata_props.add()
-    entry.key = METADATA_NAME
-    entry.value = json.dumps(dict(values, written_by=WRITTEN_BY), sort_keys=True)
+    onnx.helper.set_model_props(proto, {
+        **{prop.key: prop.value for prop in proto.metadata_props},
+        METADATA_NAME: json.dumps(dict(values, written_by=WRITTEN_BY), sort_keys=True)})
     return proto.SerializeToString()
 
 

@@ -6,7 +6,6 @@ from keras_subembed import files
 from keras_subembed.export.export_format import ExportFormat
 from keras_subembed.export.pipeline import export
 from keras_subembed.export.pipeline import register_format
-from keras_subembed.export.signature import ServingInputs
 from keras_subembed.export.signature import serving_function
 
 

@@ -219,13 +219,6 @@ def interpreter_runner(flatbuffer, num_threads=None):
     return interpreter.get_signature_runner(SIGNATURE)
 
 
-def verify_flatbuffer(model, serving_inputs, flatbuffer, samples, quantization, path):
-    """(max abs error, its tolerance, cosine) of every output of `flatbuffer` over `samples`."""
-    exporter = TFLiteFormat(quantization, sample_inputs=samples)
-    exporter.model, exporter.serving_inputs, exporter.samples = model, serving_inputs, samples
-    return exporter.verify_file(flatbuffer, path)[:3]
-
-
 def int8_rounded(model):
     """A copy of `model` whose weights are rounded as dynamic-range conversion
     stores them: symmetric int8, one scale per output channel (last axis)."""

@@ -1,7 +1,5 @@
 """Train a compressed encoder to match its original on unlabelled text, with `fit`."""
 
-import numbers
-
 import keras
 import keras_hub
 import numpy as np
@@ -11,11 +9,13 @@ from keras_subembed.checks import check_choice
 from keras_subembed.checks import check_int
 from keras_subembed.checks import check_non_negative_number
 from keras_subembed.checks import check_positive_number
+from keras_subembed.checks import is_real
 from keras_subembed.files import vocabulary_fingerprint
 
 from keras_subembed.models.encoder_inputs import TokenIdsPassThrough
 from keras_subembed.models.encoder_inputs import backbone_inputs
 from keras_subembed.models.encoder_inputs import check_id_batch
+from keras_subembed.models.encoder_inputs import is_dataset
 from keras_subembed.models.encoder_inputs import narrow_ids
 from keras_subembed.models.sentence_vectors import POOLING_MODES
 from keras_subembed.models.sentence_vectors import sentence_vectors
@@ -418,7 +418,7 @@ def _check_state_layers(state_layers, num_states):
 
 
 def _check_learning_rate(name, value):
-    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+    if not is_real(value):
         raise TypeError(
             f"`{name}` must be a number; for a schedule, build the optimizer yourself "
             "(e.g. `LayerRateAdamW(schedule, {...})`) and pass it as `optimizer`. "
@@ -448,13 +448,9 @@ def _is_text(x):
     if isinstance(x, (list, tuple, np.ndarray)):
         values = np.asarray(x, dtype=object).reshape(-1)
         return bool(values.size) and isinstance(values[0], (str, bytes))
-    try:
-        import tensorflow as tf
-    except ImportError:  # pragma: no cover - TensorFlow ships with the package
-        return False
-    if isinstance(x, tf.data.Dataset):
+    if is_dataset(x):
         specs = keras.tree.flatten(x.element_spec)
-        return bool(specs) and specs[0].dtype == tf.string
+        return bool(specs) and specs[0].dtype == "string"
     return False
 
 
@@ -555,11 +551,5 @@ def _check_not_empty(data):
             "strings, a `tf.data.Dataset`) or {'token_ids', 'padding_mask'} batches. "
             f"Received: x={data!r}"
         )
-    try:
-        import tensorflow as tf
-    except ImportError:  # pragma: no cover - TensorFlow ships with the package
-        return
-    if isinstance(data, tf.data.Dataset):
-        cardinality = int(data.cardinality())
-        if cardinality == 0:
-            raise ValueError("The dataset `x` is empty: there is nothing to distil on.")
+    if is_dataset(data) and int(data.cardinality()) == 0:
+        raise ValueError("The dataset `x` is empty: there is nothing to distil on.")

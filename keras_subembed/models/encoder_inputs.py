@@ -183,7 +183,7 @@ def check_id_batch(x, vocabulary_size=None, max_sequence_length=None):
 
 def check_sentences(x, preprocessor):
     """A clear error for inputs `predict` cannot take, before any tracing."""
-    if isinstance(x, dict) or _is_dataset(x):
+    if isinstance(x, dict) or is_dataset(x):
         return
     if preprocessor is None:
         raise TypeError(
@@ -211,7 +211,8 @@ def check_sentences(x, preprocessor):
             )
 
 
-def _is_dataset(x):
+def is_dataset(x):
+    """Whether `x` is a `tf.data.Dataset` (TensorFlow ships with the package)."""
     try:
         import tensorflow as tf
     except ImportError:  # pragma: no cover - TensorFlow ships with the package

@@ -12,6 +12,7 @@ import keras
 import numpy as np
 
 from keras_subembed.checks import check_positive_int
+from keras_subembed.length_order import embed_by_length
 from keras_subembed.models.encoder_inputs import check_sentences
 
 # Batch lengths are multiples of this: one compiled shape per step, not per length.
@@ -49,17 +50,13 @@ def encode_by_length(embedder, texts, batch_size=32):
     lengths = np.concatenate([
         np.asarray(preprocessor(texts[start:start + _LENGTH_CHUNK])["padding_mask"]).sum(axis=1)
         for start in range(0, len(texts), _LENGTH_CHUNK)])
-    order = np.argsort(lengths, kind="stable")
-    vectors = None
-    for start in range(0, len(texts), batch_size):
-        rows = order[start:start + batch_size]
+
+    def run_batch(rows, longest):
         features = preprocessor([texts[i] for i in rows])
-        full = int(np.asarray(features["padding_mask"]).shape[1])
-        length = min(full, -(-int(lengths[rows].max()) // LENGTH_STEP) * LENGTH_STEP)
+        length = min(int(np.asarray(features["padding_mask"]).shape[1]),
+                     -(-longest // LENGTH_STEP) * LENGTH_STEP)
         inputs = {name: np.asarray(value)[:, :length] for name, value in features.items()}
         # Keras' own `predict_on_batch`: keras-hub's would run the preprocessor on the ids.
-        out = np.asarray(keras.Model.predict_on_batch(embedder, inputs), dtype=np.float32)
-        if vectors is None:
-            vectors = np.zeros((len(texts), out.shape[-1]), np.float32)
-        vectors[rows] = out
-    return vectors
+        return keras.Model.predict_on_batch(embedder, inputs)
+
+    return embed_by_length(lengths, batch_size, run_batch)

@@ -12,22 +12,17 @@ the file's min-max quantizer stores exactly this grid.
 
 import dataclasses
 import math
-import numbers
 
 import keras
-import numpy as np
 from keras import ops
+
+from keras_subembed.checks import is_integer
 
 MIN_SCALE = 1e-9  # as ai-edge-quantizer: a zero block gets a tiny scale, not 0
 # `clipping="mse"` tries these fractions of a channel's (block's) largest |w|.
 CLIP_RATIOS = tuple(1.0 - i / 30 for i in range(16))  # 1.0 down to 0.5
 CLIPPINGS = ("max", "mse")
 BITS = (2, 8)  # 1 bit has no nonzero symmetric level (qmax = 0)
-
-
-def is_integer(value):
-    """An integer, NumPy's included, and not a bool."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
 @dataclasses.dataclass(frozen=True)

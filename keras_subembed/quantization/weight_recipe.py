@@ -4,8 +4,8 @@ import dataclasses
 import re
 
 from keras_subembed.checks import check_choice
+from keras_subembed.checks import is_integer
 from keras_subembed.quantization.kernel_rounding import KernelRounding
-from keras_subembed.quantization.kernel_rounding import is_integer
 
 # Every kernel path: a recipe's own rounding applies to the whole model.
 ANY_SCOPE = r""

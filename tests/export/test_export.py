@@ -169,7 +169,7 @@ def test_bad_arguments_raise_clear_errors(models, tmp_path):
         export_tflite(garbage, tmp_path / "m.tflite")
     with pytest.raises(ValueError, match="`sequence_lengths` must be a non-empty list of positive"):
         export_tflite(models["sub"], tmp_path / "m.tflite", sequence_lengths=(16, 0))
-    with pytest.raises(ValueError, match="`latency_runs` must be an int >= 0"):
+    with pytest.raises(ValueError, match="`latency_runs` must be an integer >= 0"):
         export_tflite(models["sub"], tmp_path / "m.tflite", latency_runs=-1)
     with pytest.raises(TypeError, match="`model` must be a keras.Model or a path"):
         export_tflite(42, tmp_path / "m.tflite")

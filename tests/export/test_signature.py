@@ -83,8 +83,10 @@ def test_list_inputs_and_every_output_are_verified(tmp_path):
     serving_inputs = ServingInputs.of(other)
     samples = make_sample_inputs(other, serving_inputs, [7])
     flatbuffer = tflite_module.convert(model)
+    exporter = tflite_module.TFLiteFormat(sample_inputs=samples)
+    exporter.model, exporter.serving_inputs, exporter.samples = other, serving_inputs, samples
     with pytest.raises(ExportVerificationError, match="output 'outputs_1' differs from Keras"):
-        tflite_module.verify_flatbuffer(other, serving_inputs, flatbuffer, samples, None, "x")
+        exporter.verify_file(flatbuffer, "x")
 
 
 def test_sequential_single_input_model(tmp_path):
