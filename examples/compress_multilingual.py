@@ -68,6 +68,9 @@ SETTINGS = {
     "split-h8k-k64": ("split", {"head_rows": 8_000, "tail_kwargs": {**PRODUCT, "num_tables": 64}}),
     "split-h8k-k64-scaled": ("split", {"head_rows": 8_000, "tail_kwargs": {
         **PRODUCT, "num_tables": 64, "row_scales": True}}),
+    # The same 64 bytes per tail id as k64: 128 packed 4-bit codes.
+    "split-h8k-k128m16": ("split", {"head_rows": 8_000, "tail_kwargs": {
+        "assignment": "product", "num_tables": 128, "rows_per_table": 16}}),
     "split-h16k-k56": ("split", {"head_rows": 16_000, "tail_kwargs": {**PRODUCT, "num_tables": 56}}),
     "split-h16k-k32": ("split", {"head_rows": 16_000, "tail_kwargs": {**PRODUCT, "num_tables": 32}}),
     "split-h32k-k32": ("split", {"head_rows": 32_000, "tail_kwargs": {**PRODUCT, "num_tables": 32}}),
