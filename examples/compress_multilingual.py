@@ -256,7 +256,7 @@ def print_table(rows, teacher_pair_cosine):
                                  for loc in teacher)} for r in rows]
     print("\n".join(evaluation.format_table(flat, COLUMNS)))
     print(f"(the teacher's random-pair cosine on held-out sentences: {teacher_pair_cosine:.3f})")
-    kept = [r for r in flat if ".tflite" in r["name"] and r["name"] != "teacher .tflite (dynamic)"
+    kept = [r for r in flat if ".tflite" in r["name"] and not r["name"].startswith("teacher")
             and r["english_to_locale"] >= flat[0]["english_to_locale"] - 0.02
             and r["worst_locale"] >= -0.05]
     smallest = min(kept, key=lambda r: r["file_mb"], default=None)
