@@ -7,9 +7,12 @@ original. Its token table is 250,037 x 384: 96.0 M of its 117.5 M parameters.
 Every language is kept: nothing is pruned from the vocabulary.
 
 For each setting the table is replaced by a compressed layer fitted to it
-(`keras_subembed.compress`), distilled on `dataset-build`'s prose in 38
-languages (`EmbeddingDistiller`), and evaluated before and after against the
-teacher on text it never trained on:
+(`keras_subembed.compress`), distilled (`EmbeddingDistiller`) on `dataset-build`'s
+prose in 38 languages and on translation pairs from Wagtail's interface catalogs
+(`--training-catalog`; any English message that Django's catalogs also hold is
+dropped: Django's stay for evaluation), with a pair loss that keeps the teacher's
+margin of each translation over the batch's other sentences, and evaluated
+before and after against the teacher on text it never trained on:
 
 * held-out sentence cosine to the teacher, per language (38), beside the
   teacher's own random-pair cosine (e5's vectors are crowded: cosine hides
@@ -34,7 +37,7 @@ one keras-hub preset folder per model (`teacher/`, `<setting>/`) whose
 `.tflite` files start with its name, and `quality_vs_size.png` (retrieval against the
 size of every file evaluated).
 
-    python -m pip install ".[examples,multilingual]"
+    python -m pip install ".[examples,multilingual]" && python -m pip install --no-deps "wagtail==8.0.1"
     python examples/compress_multilingual.py [--settings split-h8k-k64 product-k64m256] [--steps 60]
 """
 
@@ -96,7 +99,16 @@ def parse_args(argv=None):
                              "default locales)")
     parser.add_argument("--held-out", type=int, default=12, help="held-out sentences per language")
     parser.add_argument("--training-sentences", type=int, default=300, help="per language")
-    parser.add_argument("--steps", type=int, default=20, help="full distillation steps")
+    parser.add_argument("--training-catalog", default="wagtail",
+                        help="the package whose translation catalogs give the parallel training "
+                             "pairs (read, never imported), or 'none' for prose alone")
+    parser.add_argument("--training-pairs", type=int, default=6_000,
+                        help="translation pairs drawn from the catalog (the default is about as many "
+                             "as the prose's pairs: half of each batch is translations)")
+    parser.add_argument("--pair-loss-weight", type=float, default=10.0,
+                        help="weight of the distiller's pair loss (0: off)")
+    parser.add_argument("--pair-temperature", type=float, default=0.05)
+    parser.add_argument("--steps", type=int, default=60, help="full distillation steps")
     parser.add_argument("--embedding-steps", type=int, default=0, help="embedding-only steps")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--sequence-length", type=int, default=64, help="training length")
@@ -122,6 +134,18 @@ def sample(items, count, rng):
     if len(items) <= count:
         return list(items)
     return [items[i] for i in sorted(rng.choice(len(items), count, replace=False))]
+
+
+def training_pairs(package):
+    """(English, translation) pairs of `package`'s catalogs in every locale it has, without the
+    English messages of Django's catalogs (the evaluation's)."""
+    if package == "none":
+        return []
+    evaluated = {english for locale in datasets.django_locales()
+                 for english, _ in datasets.django_translation_pairs(locale)}
+    return [pair for locale in datasets.catalog_locales(package)
+            for pair in datasets.catalog_translation_pairs(package, locale)
+            if pair[0] not in evaluated]
 
 
 def load_data(args):
@@ -186,15 +210,20 @@ def random_pair_cosine(vectors, rng, pairs=2000):
     return float(np.mean(np.sum(vectors[a[keep]] * vectors[b[keep]], axis=1)))
 
 
-def distil(teacher, student, preprocessor, sentences, args, quantize_transformer=None):
+def distil(teacher, student, preprocessor, sentences, pairs, args, quantize_transformer=None):
     """The embedding-only stage, then the full stage (quantization-aware when
-    `quantize_transformer` names the recipe the student ships with)."""
+    `quantize_transformer` names the recipe the student ships with) on batches of pairs:
+    translations, and the prose two by two."""
     if not (args.steps or args.embedding_steps):
         return {}
-    dataset = distillation_dataset(sentences, preprocessor, args.batch_size, seed=args.seed)
+    pair_loss = args.pair_loss_weight if pairs else 0.0
+    dataset = distillation_dataset(sentences, preprocessor, args.batch_size, seed=args.seed,
+                                   pairs=pairs or None)
     stages = [("embedding", args.embedding_steps,
                dict(state_layers=(0,), sentence_loss_weight=0.0, train="embedding")),
               ("full", args.steps, dict(state_layers=(0, -1), sentence_loss_weight=4.0, train="all",
+                                        pair_loss_weight=pair_loss,
+                                        pair_temperature=args.pair_temperature,
                                         quantize_transformer=quantize_transformer))]
     losses = {}
     for stage, steps, settings in stages:
@@ -276,7 +305,11 @@ def main(argv=None):
     teacher = load_text_embedder(preset)
     preprocessor = teacher.preprocessor
     training, held_out, english, translations = load_data(args)
-    print(f"{len(training):,} training sentences in {len(held_out)} languages; "
+    catalog_pairs = training_pairs(args.training_catalog)
+    pairs = sample(catalog_pairs, args.training_pairs, np.random.default_rng(args.seed))
+    print(f"{len(pairs):,} training translation pairs of {len(catalog_pairs):,} in "
+          f"{args.training_catalog}'s catalogs; "
+          f"{len(training):,} training sentences in {len(held_out)} languages; "
           f"{len(english)} English messages translated in each of {len(translations)} locales",
           flush=True)
     evaluation_sets = Evaluation(held_out, english, translations, preprocessor)
@@ -305,7 +338,7 @@ def main(argv=None):
         layer = student.backbone.token_embedding
         rows.append(row(f"{name} (untrained)", layer, evaluation_sets.measure(evaluation.keras_runner(student))))
         qat = None if args.no_qat or name != args.ship else args.int4_recipe
-        losses = distil(teacher, student, training_preprocessor, training, args, qat)
+        losses = distil(teacher, student, training_preprocessor, training, pairs, args, qat)
         if losses:
             rows.append(row(name + (f" ({qat} QAT)" if qat else ""), layer, evaluation_sets.measure(evaluation.keras_runner(student)),
                             distillation_losses=losses))

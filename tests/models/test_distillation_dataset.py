@@ -66,3 +66,39 @@ def test_refuses_too_few_texts_and_other_inputs():
     with pytest.raises(ValueError, match=r"`seed` must be an int in \[0, 2\*\*32\) or None. "
                                          r"Received: seed=-1"):
         distillation_dataset(TEXTS, preprocessor(), batch_size=2, seed=-1)
+
+
+PAIRS = [(f"w{i}", f"w{i + 5}") for i in range(3)]  # w0-w5, w1-w6, w2-w7
+
+
+def test_pairs_stay_side_by_side_and_texts_pair_two_by_two():
+    texts = ["w3", "w4", "w8", "w9"]
+    dataset = distillation_dataset(texts, preprocessor(), batch_size=4, seed=3, pairs=PAIRS)
+    ids = {VOCABULARY.index(t): t for t in TEXTS}
+    partner = {VOCABULARY.index(a): VOCABULARY.index(b) for a, b in PAIRS}
+    seen = []
+    for row in first_ids(dataset, 12):
+        assert len(row) == 4
+        for first, second in zip(row[0::2], row[1::2]):
+            if first in partner:
+                assert partner[first] == second, (row, ids)
+            seen.append((first, second))
+    pair_rows = {(VOCABULARY.index(a), VOCABULARY.index(b)) for a, b in PAIRS}
+    text_rows = set(seen) - pair_rows
+    # 3 pairs + the 4 texts as 2 pairs, every one of them seen in 12 batches of 2.
+    assert pair_rows <= set(seen) and len(text_rows) == 2
+    assert {i for row in text_rows for i in row} == {VOCABULARY.index(t) for t in texts}
+
+
+def test_pairs_need_an_even_batch_pairs_of_strings_and_enough_of_them():
+    with pytest.raises(ValueError, match=r"`batch_size` must be even with `pairs` \(a batch "
+                                         r"holds whole pairs\). Received: batch_size=3"):
+        distillation_dataset([], preprocessor(), batch_size=3, pairs=PAIRS)
+    with pytest.raises(TypeError, match=r"`pairs` must be a list of \(text, text\) pairs of "
+                                        r"strings. Received: pairs=\"\[\('a', 'b', 'c'\)\]\""):
+        distillation_dataset([], preprocessor(), batch_size=2, pairs=[("a", "b", "c")])
+    with pytest.raises(TypeError, match=r"`pairs` must be a list of \(text, text\) pairs"):
+        distillation_dataset([], preprocessor(), batch_size=2, pairs="ab")
+    with pytest.raises(ValueError, match=r"`pairs` \(with `texts` paired two by two\) must hold "
+                                         r"at least `batch_size` / 2 \(4\) pairs. Received: 3 pairs"):
+        distillation_dataset(["w1", "w2"], preprocessor(), batch_size=8, pairs=PAIRS[:2])

@@ -142,7 +142,7 @@ def test_bad_pairs_and_data_raise_clearly():
     with pytest.raises(ValueError, match=re.escape(
             '`train` must be "all" or "embedding". Received: train=\'transformer\'')):
         EmbeddingDistiller(teacher, student, train="transformer")
-    with pytest.raises(ValueError, match="Both losses are switched off"):
+    with pytest.raises(ValueError, match="Every loss is switched off"):
         EmbeddingDistiller(teacher, student, state_layers=(), sentence_loss_weight=0)
     import tensorflow as tf
 
@@ -448,3 +448,69 @@ def test_lengths_and_text_without_a_preprocessor_are_named_up_front():
                 "The distiller has no preprocessor to turn text into token ids (its teacher "
                 "was given as a backbone): pass `preprocessor=`")):
             distiller.fit(text, epochs=1, verbose=0)
+
+
+def pair_loss_reference(student, teacher, temperature):
+    """The pair loss in NumPy: KL(teacher || student) of softmax rows, 2i over 2i + 1, plus back."""
+    def log_softmax(logits):
+        logits = logits - logits.max(axis=-1, keepdims=True)
+        return logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
+
+    total = 0.0
+    for first, second in ((0, 1), (1, 0)):
+        s = log_softmax(student[first::2] @ student[second::2].T / temperature)
+        t = log_softmax(teacher[first::2] @ teacher[second::2].T / temperature)
+        total += np.mean(np.sum(np.exp(t) * (t - s), axis=-1))
+    return total
+
+
+def test_pair_loss_is_the_kl_of_the_cross_pair_softmax_in_both_directions():
+    from keras_subembed.models.embedding_distiller import _pair_loss
+
+    rng = np.random.default_rng(0)
+    teacher = rng.normal(size=(8, 6)).astype("float32")
+    student = (teacher + 0.3 * rng.normal(size=(8, 6))).astype("float32")
+    teacher /= np.linalg.norm(teacher, axis=1, keepdims=True)
+    student /= np.linalg.norm(student, axis=1, keepdims=True)
+    got = float(keras.ops.convert_to_numpy(_pair_loss(student, teacher, 0.1)))
+    assert got == pytest.approx(pair_loss_reference(student, teacher, 0.1), rel=1e-4)
+    assert got > 0.01
+    assert float(keras.ops.convert_to_numpy(_pair_loss(teacher, teacher, 0.1))) == pytest.approx(
+        0.0, abs=1e-6)
+
+
+def test_the_pair_loss_trains_shows_in_the_history_and_round_trips(tmp_path):
+    teacher, student = make_pair()
+    distiller = EmbeddingDistiller(teacher, student, state_loss_weight=0.0, sentence_loss_weight=0.0,
+                                   pair_loss_weight=2.0, pair_temperature=0.2)
+    distiller.compile(learning_rate=3e-4, embedding_learning_rate=2e-3)
+    train = token_batches(count=256)
+    before = distiller.evaluate(train, batch_size=16, verbose=0, return_dict=True)
+    history = distiller.fit(train, batch_size=16, epochs=2, verbose=0).history
+    after = distiller.evaluate(train, batch_size=16, verbose=0, return_dict=True)
+    assert set(history) == {"loss", "pair_loss"}
+    assert after["pair_loss"] < before["pair_loss"], (before, after)
+    assert after["loss"] == pytest.approx(2.0 * after["pair_loss"], rel=1e-5)
+    config = distiller.get_config()
+    assert (config["pair_loss_weight"], config["pair_temperature"]) == (2.0, 0.2)
+    distiller.save(tmp_path / "distiller.keras")
+    loaded = keras.saving.load_model(tmp_path / "distiller.keras")
+    assert (loaded.pair_loss_weight, loaded.pair_temperature) == (2.0, 0.2)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"pair_loss_weight": -1.0},
+     "`pair_loss_weight` must be a finite number >= 0. Received: pair_loss_weight=-1.0"),
+    ({"pair_loss_weight": "10"},
+     "`pair_loss_weight` must be a finite number >= 0. Received: pair_loss_weight='10'"),
+    ({"pair_temperature": 0},
+     "`pair_temperature` must be a finite number > 0. Received: pair_temperature=0"),
+    ({"pair_temperature": float("nan")},
+     "`pair_temperature` must be a finite number > 0. Received: pair_temperature=nan"),
+    ({"state_loss_weight": 0.0, "sentence_loss_weight": 0.0},
+     "Every loss is switched off: nothing would be trained."),
+])
+def test_pair_loss_numbers_are_checked(arguments, message):
+    teacher, student = make_pair()
+    with pytest.raises(ValueError, match=re.escape(message)):
+        EmbeddingDistiller(teacher, student, **arguments)

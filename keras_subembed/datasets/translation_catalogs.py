@@ -1,0 +1,120 @@
+"""Parallel UI sentences from an installed package's gettext catalogs.
+
+Many Python packages ship their interface translated: `<package>/**/locale/<locale>/LC_MESSAGES/*.mo`.
+Their (English, translation) pairs are parallel text in dozens of locales, read in place
+with `gettext`. Nothing downloads, and the package is never imported. The multilingual
+job trains on Wagtail's catalogs (`python -m pip install --no-deps wagtail`: only its
+files are read) and evaluates on Django's (`django_translation_pairs`).
+"""
+
+import gettext
+import re
+
+from keras_subembed.datasets.packages import package_dir
+
+# printf and str.format placeholders, HTML tags: not words of either language.
+_PLACEHOLDER = re.compile(
+    r"%\([^)]*\)[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]|%[-#0 +]*\d*(?:\.\d+)?[a-zA-Z%]|\{[^{}]*\}|<[^>]*>")
+_CONTEXT_SEPARATOR = "\x04"  # gettext's msgctxt "\x04" msgid
+
+
+def _words(text):
+    """`text` without placeholders and markup, white space collapsed."""
+    return " ".join(_PLACEHOLDER.sub(" ", text).split())
+
+
+def check_min_letters(min_letters):
+    if isinstance(min_letters, bool) or not isinstance(min_letters, int) or min_letters < 0:
+        raise ValueError(f"`min_letters` must be an int >= 0. "
+                         f"Received: min_letters={min_letters!r}")
+    return min_letters
+
+
+def _package_root(package):
+    if not isinstance(package, str) or not package:
+        raise TypeError(f"`package` must be the name of an installed package. "
+                        f"Received: package={package!r}")
+    return package_dir(package, f"No installed package `{package}` to read translation "
+                                f"catalogs from. Install its files with:\n"
+                                f"    python -m pip install --no-deps {package}")
+
+
+def catalog_locales(package):
+    """The locales `package` ships gettext catalogs for (English ones left out), sorted.
+
+    Example:
+
+    >>> "fr" in catalog_locales("django")
+    True
+    """
+    root = _package_root(package)
+    return sorted({path.parts[-3] for path in root.glob("**/locale/*/LC_MESSAGES/*.mo")
+                   if path.parts[-3].split("_")[0] != "en"})
+
+
+def catalog_translation_pairs(package, locale, min_letters=8):
+    """`(English, translation)` pairs of every catalog `package` ships for `locale`.
+
+    The catalogs are `<package>/**/locale/<locale>/LC_MESSAGES/*.mo`, read in
+    path order; the pairs are kept as `read_catalog_pairs` keeps them.
+
+    Args:
+        package: str. An installed package's name (e.g. `"wagtail"`).
+        locale: str. One of `catalog_locales(package)`.
+        min_letters: int >= 0. Fewer letters in the English (placeholders and
+            markup removed) drop the pair.
+
+    Example:
+
+    >>> pairs = catalog_translation_pairs("django", "de")
+    >>> ("Change password", "Passwort ändern") in pairs
+    True
+    """
+    locales = catalog_locales(package)
+    if locale not in locales:
+        raise ValueError(f"`locale` must be one of the locales `{package}` translates into "
+                         f"{locales}. Received: locale={locale!r}")
+    check_min_letters(min_letters)
+    root = _package_root(package)
+    return read_catalog_pairs(sorted(root.glob(f"**/locale/{locale}/LC_MESSAGES/*.mo")),
+                              min_letters)
+
+
+def read_catalog_pairs(paths, min_letters=8):
+    """`(English, translation)` pairs of the gettext `.mo` files `paths`, in order.
+
+    Kept: translated messages whose English has at least `min_letters`
+    letters once placeholders (`%(name)s`, `{0}`) and HTML tags are removed,
+    and whose translation differs from it. A message with plural forms gives
+    one pair: its English singular and the form the locale uses for one. A
+    message context (`msgctxt`) is dropped. Each English text and each
+    translation appears once (the first pair), so every query has one right
+    answer.
+    """
+    check_min_letters(min_letters)
+    pairs, seen_english, seen_translation = [], set(), set()
+    for path in paths:
+        with open(path, "rb") as file:
+            translations = gettext.GNUTranslations(file)
+        singular_form = translations.plural(1)
+        # GNUTranslations keeps its messages in `_catalog`: gettext has no public
+        # way to list them.
+        for key, translation in translations._catalog.items():
+            if isinstance(key, tuple):
+                key, form = key
+                if form != singular_form:
+                    continue
+            if not key:
+                continue  # the catalog's header
+            english = " ".join(key.rpartition(_CONTEXT_SEPARATOR)[2].split())
+            translation = " ".join(translation.split())
+            if not translation or translation == english:
+                continue
+            if sum(character.isalpha() for character in _words(english)) < min_letters:
+                continue
+            if english in seen_english or translation in seen_translation:
+                continue
+            seen_english.add(english)
+            seen_translation.add(translation)
+            pairs.append((english, translation))
+    return pairs

@@ -1,0 +1,68 @@
+"""Parallel UI sentences from any installed package's gettext catalogs."""
+
+import importlib
+import re
+
+import pytest
+
+from keras_subembed import datasets
+from tests.multilingual_utils import write_mo
+
+HEADER = {"": "Content-Type: text/plain; charset=UTF-8\nPlural-Forms: nplurals=2; plural=(n != 1);\n"}
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    root = tmp_path / "uipkg"
+    (root / "__init__.py").parent.mkdir()
+    (root / "__init__.py").write_text("raise RuntimeError('the catalogs are read, never imported')")
+    write_mo(root / "locale" / "fr" / "LC_MESSAGES" / "django.mo", {
+        **HEADER, "Save the page": "Enregistrer la page", "Delete %(name)s": "Supprimer %(name)s",
+        "OK": "D'accord", "Same text": "Same text",
+        "menu\x04Open the file": "Ouvrir le fichier",
+        "One item\x00%(count)d items": "Un élément\x00%(count)d éléments"})
+    write_mo(root / "admin" / "locale" / "fr" / "LC_MESSAGES" / "djangojs.mo", {
+        **HEADER, "Save the page": "Sauver la page", "Close the window": "Fermer la fenêtre"})
+    write_mo(root / "locale" / "de" / "LC_MESSAGES" / "django.mo", {**HEADER, "Save the page": "Seite speichern"})
+    write_mo(root / "locale" / "en_GB" / "LC_MESSAGES" / "django.mo", {**HEADER, "Colour": "Colour"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    return "uipkg"
+
+
+def test_locales_and_pairs_of_every_catalog_in_path_order(package):
+    assert datasets.catalog_locales(package) == ["de", "fr"]
+    pairs = datasets.catalog_translation_pairs(package, "fr")
+    # admin/ sorts before locale/: its "Save the page" comes first and the later one is dropped.
+    assert pairs == [("Close the window", "Fermer la fenêtre"), ("Save the page", "Sauver la page"),
+                     ("Open the file", "Ouvrir le fichier")]
+    assert ("One item", "Un élément") in datasets.catalog_translation_pairs(package, "fr",
+                                                                           min_letters=2)
+    assert ("Delete %(name)s", "Supprimer %(name)s") in datasets.catalog_translation_pairs(
+        package, "fr", min_letters=6)
+    assert ("OK", "D'accord") in datasets.catalog_translation_pairs(package, "fr", min_letters=0)
+    assert datasets.catalog_translation_pairs(package, "de") == [("Save the page", "Seite speichern")]
+
+
+def test_bad_package_locale_and_min_letters_are_named(package):
+    with pytest.raises(ValueError, match=re.escape(
+            "`locale` must be one of the locales `uipkg` translates into ['de', 'fr']. "
+            "Received: locale='en_GB'")):
+        datasets.catalog_translation_pairs(package, "en_GB")
+    with pytest.raises(ValueError, match=re.escape(
+            "`min_letters` must be an int >= 0. Received: min_letters=2.5")):
+        datasets.catalog_translation_pairs(package, "fr", min_letters=2.5)
+    with pytest.raises(TypeError, match=re.escape(
+            "`package` must be the name of an installed package. Received: package=None")):
+        datasets.catalog_locales(None)
+    with pytest.raises(ImportError, match=re.escape(
+            "No installed package `no_such_ui_package` to read translation catalogs from. "
+            "Install its files with:\n    python -m pip install --no-deps no_such_ui_package")):
+        datasets.catalog_locales("no_such_ui_package")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("django") is None, reason="Django is not installed")
+def test_django_pairs_are_its_django_catalogs_read_by_the_same_rules():
+    pairs = datasets.django_translation_pairs("de")
+    everything = datasets.catalog_translation_pairs("django", "de")  # djangojs.mo too
+    assert set(pairs) <= set(everything) and len(everything) > len(pairs) > 400
