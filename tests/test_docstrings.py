@@ -43,6 +43,7 @@ MODULES = [
     "keras_subembed.evaluation.retrieval",
     "keras_subembed.datasets.sentencepiece_model",
     "keras_subembed.datasets.sentence_split",
+    "keras_subembed.datasets.translation_catalogs",
     "keras_subembed.evaluation.results_table",
     "keras_subembed.evaluation.tokenized_texts",
 ]
