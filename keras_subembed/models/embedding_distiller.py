@@ -80,6 +80,9 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
       back: the KL divergence from the teacher's to the student's. It keeps
       the margin of the right partner over the wrong ones, which cosine to
       the teacher alone does not (cross-lingual retrieval reads that margin).
+      A batch must hold whole pairs (an odd one fails), and the other pairs
+      of the batch (of each replica, under a distribution strategy) are the
+      wrong partners: one pair per batch gives no signal.
 
     `teacher` and `student` are keras-hub `TextEmbedder`s (e.g. a
     `BertTextEmbedder` and `keras_subembed.compress` of it: the pooling and
@@ -166,7 +169,10 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         pair_temperature = check_positive_number("pair_temperature", pair_temperature)
         if (not (state_indices and state_loss_weight > 0) and not sentence_loss_weight > 0
                 and not pair_loss_weight > 0):
-            raise ValueError("Every loss is switched off: nothing would be trained.")
+            raise ValueError("Every loss is switched off: nothing would be trained. Received: "
+                             f"state_layers={state_layers}, state_loss_weight={state_loss_weight}, "
+                             f"sentence_loss_weight={sentence_loss_weight}, "
+                             f"pair_loss_weight={pair_loss_weight}")
         pooled = sentence_loss_weight > 0 or pair_loss_weight > 0
 
         # === Layers ===
@@ -183,7 +189,7 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         self.backbone = student
         self.preprocessor = preprocessor
         # Only what the losses read is computed: states 0 alone with no
-        # sentence loss never runs a transformer layer.
+        # sentence or pair loss never runs a transformer layer.
         last = num_states - 1
         read = sorted(set(state_indices) | ({last} if pooled else set()))
 
@@ -380,12 +386,12 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
 
 def _pair_loss(student, teacher, temperature):
     """KL(teacher || student) of rows 2i's softmax over rows 2i + 1's cosines, plus back."""
-    student = ops.cast(student, "float32")
-    teacher = ops.cast(teacher, "float32")
+    # (pairs, 2, width): a batch of an odd number of rows fails here, not silently.
+    student = ops.reshape(ops.cast(student, "float32"), (-1, 2, ops.shape(student)[-1]))
+    teacher = ops.reshape(ops.cast(teacher, "float32"), (-1, 2, ops.shape(teacher)[-1]))
     loss = 0.0
-    for first, second in ((slice(0, None, 2), slice(1, None, 2)),
-                          (slice(1, None, 2), slice(0, None, 2))):
-        logits = {name: ops.matmul(vectors[first], ops.transpose(vectors[second])) / temperature
+    for first, second in ((0, 1), (1, 0)):
+        logits = {name: ops.matmul(vectors[:, first], ops.transpose(vectors[:, second])) / temperature
                   for name, vectors in (("student", student), ("teacher", teacher))}
         student_log = ops.log_softmax(logits["student"], axis=-1)
         teacher_log = ops.log_softmax(logits["teacher"], axis=-1)

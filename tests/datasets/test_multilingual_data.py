@@ -93,7 +93,7 @@ def test_translation_pairs_are_unique_worded_singular_and_context_free():
 def test_bad_locale_and_min_letters_are_named():
     with pytest.raises(ValueError, match=r"`locale` must be one of .*locale='en'"):
         datasets.django_translation_pairs("en")
-    with pytest.raises(ValueError, match=r"`min_letters` must be an int >= 0"):
+    with pytest.raises(ValueError, match=r"`min_letters` must be an integer >= 0"):
         datasets.django_translation_pairs("fr", min_letters=True)
 
 

@@ -477,6 +477,16 @@ def test_pair_loss_is_the_kl_of_the_cross_pair_softmax_in_both_directions():
     assert got > 0.01
     assert float(keras.ops.convert_to_numpy(_pair_loss(teacher, teacher, 0.1))) == pytest.approx(
         0.0, abs=1e-6)
+    # Rows 0-1 and 2-3 are the pairs: a student that keeps them scores ~0, one that swaps
+    # partners (0 with 3, 2 with 1) is far off; an odd batch is refused.
+    a, b = np.eye(2, dtype="float32")
+    paired = np.stack([a, a, b, b])
+    swapped = np.stack([a, b, b, a])
+    loss = lambda s, t: float(keras.ops.convert_to_numpy(_pair_loss(s, t, 0.1)))
+    assert loss(paired, paired) == pytest.approx(0.0, abs=1e-6)
+    assert loss(swapped, paired) > 10.0
+    with pytest.raises(Exception):
+        loss(paired[:3], paired[:3])
 
 
 def test_the_pair_loss_trains_shows_in_the_history_and_round_trips(tmp_path):
@@ -508,7 +518,8 @@ def test_the_pair_loss_trains_shows_in_the_history_and_round_trips(tmp_path):
     ({"pair_temperature": float("nan")},
      "`pair_temperature` must be a finite number > 0. Received: pair_temperature=nan"),
     ({"state_loss_weight": 0.0, "sentence_loss_weight": 0.0},
-     "Every loss is switched off: nothing would be trained."),
+     "Every loss is switched off: nothing would be trained. Received: state_layers=[0, -1], "
+     "state_loss_weight=0.0, sentence_loss_weight=0.0, pair_loss_weight=0.0"),
 ])
 def test_pair_loss_numbers_are_checked(arguments, message):
     teacher, student = make_pair()
