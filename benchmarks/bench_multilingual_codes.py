@@ -136,7 +136,7 @@ def summary(scores, teacher):
 
 COLUMNS = [("name", "table / kernels", "{}"), ("table_mb", "table MB", "{}"),
            ("english_to_locale", "en->loc", "{:.3f}"), ("english_to_locale_margin", "margin", "{:.4f}"),
-           ("worst_locale", "worst locale", "{}"), ("locales_5_below", "locales >5 below", "{}"),
+           ("worst_locale", "worst locale", "{}"), ("locales_5_below", "locales 5+ below", "{}"),
            ("locale_to_english", "loc->en", "{:.3f}"), ("cosine_min", "cos min", "{:.3f}"),
            ("cosine_mean", "cos mean", "{:.3f}")]
 
