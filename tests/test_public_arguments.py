@@ -199,6 +199,9 @@ REQUIRED = {
     "models.token_weights": lambda ctx: dict(model=ctx.small, texts=["the city", "rain"]),
     "models.distillation_dataset": lambda ctx: dict(
         texts=["the city", "rain"], preprocessor=ctx.embedder.preprocessor, batch_size=2),
+    "quantization.gptq_round_weights": lambda ctx: dict(
+        model=keras.Sequential([keras.Input((8,)), keras.layers.Dense(4)]),
+        recipe="int4_dynamic", data=[np.ones((2, 8), "float32")]),
     "models.EmbeddingDistiller": lambda ctx: dict(
         teacher=ctx.embedder, student=ctx.small),
     "datasets.minilm_pooling": lambda ctx: dict(),

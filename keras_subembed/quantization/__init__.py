@@ -1,9 +1,10 @@
-"""Int4 / int8 transformer kernels: the recipes, their rounding, and training
-with it (shared by `models.EmbeddingDistiller` and `export`)."""
+"""Int4 / int8 transformer kernels: the recipes, their rounding (nearest, or
+GPTQ with calibration data), and training with it (shared by `models.EmbeddingDistiller` and `export`)."""
 
 from keras_subembed.quantization.fake_quantization import fake_quantized
 from keras_subembed.quantization.fake_quantization import quantized_layers
 from keras_subembed.quantization.fake_quantization import round_weights
+from keras_subembed.quantization.gptq_rounding import gptq_round_weights
 from keras_subembed.quantization.kernel_rounding import KernelRounding
 from keras_subembed.quantization.kernel_rounding import round_kernel
 from keras_subembed.quantization.recipes import RECIPE_NAMES
@@ -20,6 +21,7 @@ __all__ = [
     "WeightRecipe",
     "fake_quantized",
     "get_recipe",
+    "gptq_round_weights",
     "quantized_layers",
     "round_kernel",
     "round_weights",

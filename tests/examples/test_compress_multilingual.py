@@ -60,13 +60,17 @@ def test_the_job_compresses_distils_exports_and_evaluates(tmp_path, monkeypatch)
               str(tmp_path / "cache"), "--settings", "split-h8k-k64", "--locales", "fr", "ru",
               "--pairs", "6", "--held-out", "3", "--training-sentences", "3", "--steps", "1",
               "--batch-size", "4", "--sequence-length", "16", "--mediapipe-length", "16",
-              "--training-catalog", catalogs])
+              "--training-catalog", catalogs, "--gptq-sentences", "2", "--gptq-pairs", "2"])
 
     summary = json.loads((output / "results.json").read_text())
     rows = {row["name"]: row for row in summary["rows"]}
-    # The shipped setting's full stage is quantization-aware for the int4 file.
+    # The shipped setting's kernels are rounded by GPTQ (asked for), then its full
+    # stage is quantization-aware for the int4 file.
     assert list(rows) == ["teacher", "teacher .tflite (dynamic)", "split-h8k-k64 (untrained)",
-                          "split-h8k-k64 (int4_dynamic QAT)", "split-h8k-k64 .tflite (int4_dynamic)",
+                          "split-h8k-k64 (GPTQ int4_dynamic kernels)",
+                          "split-h8k-k64 (int4_dynamic QAT)",
+                          "split-h8k-k64 (int4_dynamic QAT, Keras with rounded kernels)",
+                          "split-h8k-k64 .tflite (int4_dynamic)",
                           "split-h8k-k64 .tflite (dynamic)"]
     teacher = rows["teacher"]
     # Against itself the teacher is exact: cosine 1 in every language, and its own
@@ -79,8 +83,12 @@ def test_the_job_compresses_distils_exports_and_evaluates(tmp_path, monkeypatch)
             assert sorted(row[direction]["accuracy"]) == ["fr", "ru"]
             assert 0.0 <= row[direction]["mean_accuracy"] <= 1.0
     student = rows["split-h8k-k64 (int4_dynamic QAT)"]
+    # The same student computing with its int4 kernels: another function.
+    rounded = rows["split-h8k-k64 (int4_dynamic QAT, Keras with rounded kernels)"]
+    assert rounded["cosine_per_language"] != student["cosine_per_language"]
     assert summary["arguments"]["training_catalog"] == catalogs
     assert summary["arguments"]["pair_loss_weight"] == 10.0
+    assert summary["arguments"]["gptq_sentences"] == 2
     assert student["distillation_losses"]["full_pair"] > 0  # two pairs a batch: a real signal
     assert student["table_mb"] < teacher["table_mb"]
     files = student["files"]
