@@ -96,9 +96,9 @@ def input_moments(model, layers, data):
             mask = batch_state.get("mask")
             if mask is not None and mask.size == x.shape[0]:
                 x = x[mask.reshape(-1) > 0]
-            # The query, key and value projections read one tensor: one product.
-            # The entry holds `inputs`, so that its id is not reused by another tensor.
-            key = (id(inputs), x.shape[1])
+            # The query, key and value projections read one tensor the same way: one
+            # product. The entry holds `inputs`, so that its id is not reused meanwhile.
+            key = (id(inputs), getattr(layer, "equation", "dense"))
             if key not in batch_state["products"]:
                 batch_state["products"][key] = (inputs, x.T @ x, x.shape[0])
             _, product, count = batch_state["products"][key]
