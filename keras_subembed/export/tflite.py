@@ -130,7 +130,7 @@ def export_tflite(model, path, **kwargs):
             `representative_dataset`, a callable yielding `{name: array}`),
             or an `ai-edge-quantizer` recipe (the `quantize` extra):
             `"int8_weight_only"`, `"int4_weight_only"`, `"int4_dynamic"`,
-            `"int4_blockwise32_dynamic"`,
+            `"int4_dynamic_int8_feedforward_output"`, `"int4_blockwise32_dynamic"`,
             `"int4_blockwise32_dynamic_int8_attention_output"`. A recipe
             stores every `Dense` / `EinsumDense` kernel outside the token
             embedding with its bits (a model with none, or a kernel the

@@ -13,6 +13,8 @@ from keras_subembed.quantization.kernel_rounding import KernelRounding
 from keras_subembed.quantization.weight_recipe import WeightRecipe
 
 ATTENTION_OUTPUT_SCOPE = r"/attention_output(_\d+)?/"
+# keras-hub names it directly under the transformer layer: no "/" of its own before it.
+FEEDFORWARD_OUTPUT_SCOPE = r"feedforward_output_dense(_\d+)?/"
 
 INT8 = KernelRounding(8)
 INT4 = KernelRounding(4, clipping="mse")
@@ -24,6 +26,9 @@ RECIPES = {recipe.name: recipe for recipe in [
                  description="int4 per channel, float compute (slow: dequantizes every call)"),
     WeightRecipe("int4_dynamic", INT4, "dynamic", table_bits=8,
                  description="int4 per channel, integer compute, int8 lookup tables"),
+    WeightRecipe("int4_dynamic_int8_feedforward_output", INT4, "dynamic",
+                 overrides=((FEEDFORWARD_OUTPUT_SCOPE, INT8),), table_bits=8,
+                 description="int4_dynamic, feed-forward output projections in int8"),
     WeightRecipe("int4_blockwise32_dynamic", INT4_BLOCK32, "dynamic", table_bits=8,
                  description="int4 per block of 32 inputs, integer compute, int8 lookup tables"),
     WeightRecipe("int4_blockwise32_dynamic_int8_attention_output", INT4_BLOCK32, "dynamic",

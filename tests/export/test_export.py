@@ -154,7 +154,8 @@ def test_bad_arguments_raise_clear_errors(models, tmp_path):
     with pytest.raises(ValueError, match=re.escape(
             "`quantization` must be one of (None, 'dynamic', 'float16', 'int8', "
             "'int4_blockwise32_dynamic', 'int4_blockwise32_dynamic_int8_attention_output', "
-            "'int4_dynamic', 'int4_weight_only', 'int8_weight_only'). Received: quantization='int4'")):
+            "'int4_dynamic', 'int4_dynamic_int8_feedforward_output', 'int4_weight_only', "
+            "'int8_weight_only'). Received: quantization='int4'")):
         export_tflite(models["sub"], tmp_path / "m.tflite", quantization="int4")
     with pytest.raises(ValueError, match="needs a `representative_dataset`"):
         export_tflite(models["sub"], tmp_path / "m.tflite", quantization="int8")

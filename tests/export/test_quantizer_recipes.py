@@ -65,7 +65,8 @@ def test_each_recipe_is_verified_and_reports_what_the_file_holds(recipe, encoder
     # Every transformer kernel (6 per layer) is stored with the recipe's bits.
     bits = weight_bits(flatbuffer, recipe)
     assert len(bits) == 12 and all(got == want for _, got, want in bits), bits
-    want_bits = {"int8_weight_only": {8}, "int4_blockwise32_dynamic_int8_attention_output": {4, 8}}
+    want_bits = {"int8_weight_only": {8}, "int4_blockwise32_dynamic_int8_attention_output": {4, 8},
+                 "int4_dynamic_int8_feedforward_output": {4, 8}}
     assert {got for _, got, _ in bits} == want_bits.get(recipe, {4})
     assert report.quantized_ops == 12  # the ops the report counts are those kernels
     # The dynamic recipes store the position table (32 x 64) as int8; the
