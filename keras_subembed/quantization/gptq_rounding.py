@@ -144,13 +144,10 @@ def _input_rows(layer, x):
 
 def gptq_round_kernel(kernel, rounding, axes, hessian, damping=0.01, activation_order=True):
     """`kernel` (numpy) rounded to `rounding`'s grid by GPTQ with the input moments `hessian`."""
-    shape = kernel.shape
-    outputs = [axis for axis in range(len(shape)) if axis not in axes]
-    order = list(axes) + outputs
-    rows = int(np.prod([shape[axis] for axis in axes]))
-    weights = np.transpose(kernel, order).reshape(rows, -1).astype("float64")
-    nearest = np.transpose(np.asarray(keras.ops.convert_to_numpy(
-        round_kernel(kernel, rounding, axes))), order).reshape(rows, -1)
+    to_rows, from_rows = _row_layout(kernel.shape, axes)
+    weights = to_rows(kernel).astype("float64")
+    nearest = to_rows(np.asarray(keras.ops.convert_to_numpy(round_kernel(kernel, rounding, axes))))
+    rows = weights.shape[0]
     qmax = 2 ** (rounding.bits - 1) - 1
     block = rows if rounding.block_size is None else rounding.block_size
     # Nearest-level rounding puts each block's largest |w| on +-qmax: its scale.
@@ -160,14 +157,24 @@ def gptq_round_kernel(kernel, rounding, axes, hessian, damping=0.01, activation_
     levels = _gptq_levels(weights, scales, hessian, qmax, damping, activation_order)
     rounded = (levels * scales).astype(kernel.dtype)
     # Keep a block's GPTQ levels only where the file would store them as they are.
-    again = np.transpose(np.asarray(keras.ops.convert_to_numpy(round_kernel(
-        np.transpose(rounded.reshape([shape[a] for a in order]), np.argsort(order)),
-        rounding, axes))), order).reshape(rows, -1)
+    again = to_rows(np.asarray(keras.ops.convert_to_numpy(
+        round_kernel(from_rows(rounded), rounding, axes))))
     # (To a float32 ulp or so: backends divide and multiply by the scale differently.)
     same = np.abs(again - rounded) <= 1e-3 * scales
     kept = np.all(same.reshape(rows // block, block, -1), axis=1, keepdims=True)
-    rounded = np.where(np.broadcast_to(kept, blocks.shape).reshape(rows, -1), rounded, nearest)
-    return np.transpose(rounded.reshape([shape[a] for a in order]), np.argsort(order))
+    return from_rows(np.where(np.broadcast_to(kept, blocks.shape).reshape(rows, -1),
+                              rounded, nearest))
+
+
+def _row_layout(shape, axes):
+    """Functions from a kernel of `shape` to `[inputs, outputs]` rows (its input `axes`
+    flattened, as `round_kernel` blocks them) and back."""
+    outputs = [axis for axis in range(len(shape)) if axis not in axes]
+    order = list(axes) + outputs
+    rows = int(np.prod([shape[axis] for axis in axes]))
+    ordered_shape = [shape[axis] for axis in order]
+    return (lambda kernel: np.transpose(kernel, order).reshape(rows, -1),
+            lambda matrix: np.transpose(matrix.reshape(ordered_shape), np.argsort(order)))
 
 
 def _gptq_levels(weights, scales, hessian, qmax, damping, activation_order):
