@@ -41,7 +41,7 @@ one keras-hub preset folder per model (`teacher/`, `<setting>/`) whose
 size of every file evaluated).
 
     python -m pip install ".[examples,multilingual]" && python -m pip install --no-deps "wagtail==8.0.1"
-    python examples/compress_multilingual.py [--settings split-h8k-k64 product-k64m256] [--steps 60]
+    python examples/compress_multilingual.py [--settings split-h8k-k64 product-k64m256] [--steps 240]
 """
 
 import argparse
@@ -119,11 +119,14 @@ def parse_args(argv=None):
     parser.add_argument("--pair-loss-weight", type=float, default=10.0,
                         help="weight of the distiller's pair loss (0: off)")
     parser.add_argument("--pair-temperature", type=float, default=0.05)
-    parser.add_argument("--steps", type=int, default=60, help="full distillation steps")
+    parser.add_argument("--sentence-loss-weight", type=float, default=16.0,
+                        help="weight of the distiller's sentence-cosine loss in the full stage "
+                             "(against the pair loss's: what keeps each language's cosine)")
+    parser.add_argument("--steps", type=int, default=240, help="full distillation steps")
     parser.add_argument("--embedding-steps", type=int, default=0, help="embedding-only steps")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--sequence-length", type=int, default=64, help="training length")
-    parser.add_argument("--learning-rate", type=float, default=2e-5)
+    parser.add_argument("--learning-rate", type=float, default=4e-5)
     parser.add_argument("--embedding-learning-rate", type=float, default=2e-4)
     parser.add_argument("--int4-recipe", default="int4_dynamic")
     parser.add_argument("--no-qat", action="store_true",
@@ -278,7 +281,8 @@ def distil(teacher, student, preprocessor, sentences, pairs, args, quantize_tran
                                    pairs=pairs or None)
     stages = [("embedding", args.embedding_steps,
                dict(state_layers=(0,), sentence_loss_weight=0.0, train="embedding")),
-              ("full", args.steps, dict(state_layers=(0, -1), sentence_loss_weight=4.0, train="all",
+              ("full", args.steps, dict(state_layers=(0, -1), train="all",
+                                        sentence_loss_weight=args.sentence_loss_weight,
                                         pair_loss_weight=pair_loss,
                                         pair_temperature=args.pair_temperature,
                                         quantize_transformer=quantize_transformer))]
@@ -293,6 +297,8 @@ def distil(teacher, student, preprocessor, sentences, pairs, args, quantize_tran
             losses[stage] = round(float(history["loss"][-1]), 4)
             if "pair_loss" in history:
                 losses[f"{stage}_pair"] = round(float(history["pair_loss"][-1]), 4)
+            if "sentence_cosine" in history:
+                losses[f"{stage}_sentence_cosine"] = round(float(history["sentence_cosine"][-1]), 4)
     student.trainable = True
     return losses
 

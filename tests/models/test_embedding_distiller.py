@@ -525,3 +525,26 @@ def test_pair_loss_numbers_are_checked(arguments, message):
     teacher, student = make_pair()
     with pytest.raises(ValueError, match=re.escape(message)):
         EmbeddingDistiller(teacher, student, **arguments)
+
+
+def test_a_seed_set_after_the_sentencepiece_tokenizer_is_explained():
+    from tests.sentencepiece_utils import TEXTS
+    from tests.sentencepiece_utils import bert_xlm_roberta_embedder
+
+    def distiller():
+        teacher = bert_xlm_roberta_embedder(sequence_length=12)
+        student = keras_subembed.compress(teacher, "sub", {"num_tables": 4, "rows_per_table": 8})
+        made = EmbeddingDistiller(teacher, student)
+        made.compile(learning_rate=1e-4)
+        return made
+
+    fitted, predicted = distiller(), distiller()
+    # It clears TensorFlow's kernel cache, which holds the SentencePiece model.
+    keras.utils.set_random_seed(1)
+    with pytest.raises(RuntimeError, match=r"set_random_seed.*after the tokenizer was made"):
+        fitted.fit(list(TEXTS[:8]), batch_size=4, epochs=1, verbose=0)
+    with pytest.raises(RuntimeError, match="tensorflow/text#570"):
+        predicted.predict(list(TEXTS[:4]), verbose=0)
+    # Models made after the seed tokenize and train.
+    history = distiller().fit(list(TEXTS[:8]), batch_size=4, epochs=1, verbose=0).history
+    assert np.isfinite(history["loss"][0])
