@@ -347,7 +347,7 @@ def test_fit_on_nothing_is_named_before_tracing(x):
     distiller = EmbeddingDistiller(teacher, student)
     distiller.compile()
     with pytest.raises(ValueError, match=re.escape(
-            f"`x` is empty: there is nothing to distil on. Pass sentences") + ".*"
+            "`x` is empty: there is nothing to distil on. Pass sentences") + ".*"
             + re.escape(f"Received: x={x!r}")):
         distiller.fit(x, epochs=1, verbose=0)
 
