@@ -1,0 +1,96 @@
+"""Per-pair margins behind one locale's retrieval: which translations a student loses, and by how much the teacher had them.
+
+For each English message of the multilingual job's evaluation (`examples/compress_multilingual.py`,
+the same draw) the margin is the cosine of its translation minus the best wrong translation's
+(> 0: retrieved). Prints, per `--locales`, the teacher's margins (how many pairs it holds by less
+than 0.01 / 0.02) and each pair the student loses or gains, with both margins and the wrong
+translation the student picked. `--recipe` rounds the student's kernels as that int4 recipe
+stores them (what its int4 file computes).
+
+    python benchmarks/bench_locale_margins.py multilingual_results/split-h8k-k64 --locales cs he
+"""
+
+import argparse
+import json
+import pathlib
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
+import compress_multilingual as job  # noqa: E402  the job's draw of messages
+
+from keras_subembed import datasets  # noqa: E402
+from keras_subembed import evaluation  # noqa: E402
+from keras_subembed.models import load_text_embedder  # noqa: E402
+from keras_subembed.quantization import round_weights  # noqa: E402
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("student", help="a preset folder the multilingual job wrote")
+    parser.add_argument("--locales", nargs="+", default=["cs"])
+    parser.add_argument("--recipe", default="int4_dynamic",
+                        help="round the student's kernels as this recipe stores them ('none': float)")
+    parser.add_argument("--output", type=pathlib.Path, default=None)
+    return parser.parse_args(argv)
+
+
+def margins(english, translated):
+    """Per query: its translation's cosine minus the best other's, and that other's index."""
+    similarity = english @ translated.T
+    right = np.diag(similarity).copy()
+    np.fill_diagonal(similarity, -np.inf)
+    return right - similarity.max(axis=1), similarity.argmax(axis=1)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    # The job's default locales: the messages drawn are those every one of them translates.
+    job_args = job.parse_args([])
+    unknown = sorted(set(args.locales) - set(job_args.locales))
+    if unknown:
+        raise SystemExit(f"--locales {unknown}: not among the job's {job_args.locales}")
+    teacher = load_text_embedder(datasets.multilingual_e5_preset_dir())
+    student = load_text_embedder(args.student)
+    if args.recipe != "none":
+        round_weights(student, args.recipe)
+    _, _, english, translations, _ = job.load_data(job_args)
+
+    def embed(model, texts):
+        return evaluation.TokenizedTexts(texts, teacher.preprocessor).embed(
+            evaluation.keras_runner(model))
+
+    report = {}
+    vectors = {name: embed(model, english) for name, model in (("teacher", teacher),
+                                                                ("student", student))}
+    for locale in args.locales:
+        texts = translations[locale]
+        teacher_margin, _ = margins(vectors["teacher"], embed(teacher, texts))
+        student_margin, picked = margins(vectors["student"], embed(student, texts))
+        changed = [{"english": english[i], "translation": texts[i],
+                    "student_picked": texts[picked[i]],
+                    "teacher_margin": round(float(teacher_margin[i]), 4),
+                    "student_margin": round(float(student_margin[i]), 4)}
+                   for i in np.flatnonzero((teacher_margin > 0) != (student_margin > 0))]
+        held = teacher_margin[teacher_margin > 0]
+        report[locale] = {"teacher_recall": float(np.mean(teacher_margin > 0)),
+                          "student_recall": float(np.mean(student_margin > 0)),
+                          "teacher_held_by_under_0.01": int(np.sum(held < 0.01)),
+                          "teacher_held_by_under_0.02": int(np.sum(held < 0.02)),
+                          "pairs": len(texts), "changed": changed}
+        print(f"{locale}: teacher {report[locale]['teacher_recall']:.3f}, student "
+              f"{report[locale]['student_recall']:.3f}; the teacher holds {held.size} pairs, "
+              f"{report[locale]['teacher_held_by_under_0.01']} by < 0.01 cosine and "
+              f"{report[locale]['teacher_held_by_under_0.02']} by < 0.02")
+        for pair in changed:
+            verdict = "lost" if pair["teacher_margin"] > 0 else "gained"
+            print(f"  {verdict}: teacher {pair['teacher_margin']:+.3f}, student "
+                  f"{pair['student_margin']:+.3f}  {pair['english']!r} -> {pair['translation']!r}"
+                  f" (student picked {pair['student_picked']!r})")
+    if args.output:
+        args.output.write_text(json.dumps(report, indent=1, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
