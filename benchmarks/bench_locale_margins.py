@@ -36,14 +36,6 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
-def margins(english, translated):
-    """Per query: its translation's cosine minus the best other's, and that other's index."""
-    similarity = english @ translated.T
-    right = np.diag(similarity).copy()
-    np.fill_diagonal(similarity, -np.inf)
-    return right - similarity.max(axis=1), similarity.argmax(axis=1)
-
-
 def main(argv=None):
     args = parse_args(argv)
     # The job's default locales: the messages drawn are those every one of them translates.
@@ -66,8 +58,10 @@ def main(argv=None):
                                                                 ("student", student))}
     for locale in args.locales:
         texts = translations[locale]
-        teacher_margin, _ = margins(vectors["teacher"], embed(teacher, texts))
-        student_margin, picked = margins(vectors["student"], embed(student, texts))
+        teacher_margin, _ = evaluation.translation_margins(vectors["teacher"],
+                                                            embed(teacher, texts))
+        student_margin, picked = evaluation.translation_margins(vectors["student"],
+                                                                embed(student, texts))
         changed = [{"english": english[i], "translation": texts[i],
                     "student_picked": texts[picked[i]],
                     "teacher_margin": round(float(teacher_margin[i]), 4),

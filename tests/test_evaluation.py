@@ -369,6 +369,10 @@ def test_translation_retrieval_counts_first_places_and_margins():
     assert evaluation.translation_retrieval(3 * queries, candidates) == pytest.approx(result)
     assert evaluation.translation_retrieval([[1.0, 0.0], [1.0, 0.0]],
                                             [[1.0, 0.0], [1.0, 0.0]])["accuracy"] == 0.0
+    # Per query: the same margins, and the wrong candidate each one is measured against.
+    per_query, best_wrong = evaluation.translation_margins(queries, candidates)
+    np.testing.assert_allclose(per_query, margins, atol=1e-12)
+    assert best_wrong.tolist() == [1, 2, 0]
 
 
 def test_cross_lingual_retrieval_per_locale_both_directions_and_two_vector_sets():

@@ -14,6 +14,7 @@ from keras_subembed.evaluation.metrics import topic_accuracy
 from keras_subembed.evaluation.metrics import word_similarity_spearman
 from keras_subembed.evaluation.results_table import format_table
 from keras_subembed.evaluation.retrieval import cross_lingual_retrieval
+from keras_subembed.evaluation.retrieval import translation_margins
 from keras_subembed.evaluation.retrieval import translation_retrieval
 from keras_subembed.evaluation.runners import keras_runner
 from keras_subembed.evaluation.runners import tflite_runner
@@ -36,6 +37,7 @@ __all__ = [
     "table_word_similarity_spearman",
     "tflite_runner",
     "topic_accuracy",
+    "translation_margins",
     "translation_retrieval",
     "word_similarity_spearman",
 ]

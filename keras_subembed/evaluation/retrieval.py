@@ -19,17 +19,16 @@ def _unit_rows(argument, value):
     return array / norms
 
 
-def translation_retrieval(queries, candidates):
-    """How often `queries[i]` finds `candidates[i]` first among all `candidates`, by cosine.
+def translation_margins(queries, candidates):
+    """Per query: its translation's cosine minus the best wrong candidate's, and that candidate.
 
-    Returns `{"accuracy", "margin"}`: recall@1 (ties count against the
-    right match) and the mean over queries of the right candidate's cosine
-    minus the best wrong one's (negative when a wrong one wins). The two
-    sets may come from different models: a student's queries against a
-    teacher's index.
+    Returns `(margins, best_wrong)`, two arrays over the queries: the margin is
+    positive when `candidates[i]` is found first for `queries[i]` (a tie is 0,
+    a miss), and `best_wrong[i]` is the index of the best other candidate.
 
-    >>> translation_retrieval([[1.0, 0.1], [0.0, 1.0]], [[1.0, 0.0], [0.2, 1.0]])["accuracy"]
-    1.0
+    >>> margins, best_wrong = translation_margins([[1.0, 0.1], [0.0, 1.0]], [[1.0, 0.0], [0.2, 1.0]])
+    >>> bool(margins[0] > 0), best_wrong.tolist()
+    (True, [1, 0])
     """
     queries = _unit_rows("queries", queries)
     candidates = _unit_rows("candidates", candidates)
@@ -41,9 +40,23 @@ def translation_retrieval(queries, candidates):
     similarity = queries @ candidates.T
     right = np.diag(similarity).copy()
     np.fill_diagonal(similarity, -np.inf)
-    best_wrong = similarity.max(axis=1)
-    return {"accuracy": float(np.mean(right > best_wrong)),
-            "margin": float(np.mean(right - best_wrong))}
+    return right - similarity.max(axis=1), similarity.argmax(axis=1)
+
+
+def translation_retrieval(queries, candidates):
+    """How often `queries[i]` finds `candidates[i]` first among all `candidates`, by cosine.
+
+    Returns `{"accuracy", "margin"}`: recall@1 (ties count against the
+    right match) and the mean over queries of the right candidate's cosine
+    minus the best wrong one's (negative when a wrong one wins). The two
+    sets may come from different models: a student's queries against a
+    teacher's index. Per query: `translation_margins`.
+
+    >>> translation_retrieval([[1.0, 0.1], [0.0, 1.0]], [[1.0, 0.0], [0.2, 1.0]])["accuracy"]
+    1.0
+    """
+    margins, _ = translation_margins(queries, candidates)
+    return {"accuracy": float(np.mean(margins > 0)), "margin": float(np.mean(margins))}
 
 
 def cross_lingual_retrieval(english, translated, english_index=None, translated_index=None):
