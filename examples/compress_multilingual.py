@@ -21,8 +21,8 @@ before and after against the teacher on text it never trained on:
   what retrieval shows);
 * cross-lingual retrieval over Django's translation catalogs: recall@1 of an
   English UI message among the locale's translations of the sampled messages
-  (the same English messages in every locale: `--pairs` of the ones all the
-  locales translate) (English -> locale) and back (locale -> English), per
+  (the same English messages in every locale: all that every locale
+  translates, or `--pairs` of them) (English -> locale) and back (locale -> English), per
   locale, and a student's English queries
   against the teacher's index of the translations (a server index built with
   the teacher stays usable).
@@ -105,9 +105,10 @@ def parse_args(argv=None):
     parser.add_argument("--ship", default=None,
                         help="the setting exported to every file (default: the first)")
     parser.add_argument("--locales", nargs="+", default=DEFAULT_LOCALES)
-    parser.add_argument("--pairs", type=int, default=120,
-                        help="English messages that every locale translates (Django has 177 for the "
-                             "default locales)")
+    parser.add_argument("--pairs", type=int, default=None,
+                        help="English messages that every locale translates (default: all of "
+                             "them, 177 for the default locales; fewer are drawn at random, and "
+                             "each pair then weighs more in a locale's recall)")
     parser.add_argument("--held-out", type=int, default=12, help="held-out sentences per language")
     parser.add_argument("--training-sentences", type=int, default=300, help="per language")
     parser.add_argument("--training-catalog", default="wagtail",
@@ -209,7 +210,7 @@ def load_data(args):
                                     args.held_out, rng)
     catalogs = {locale: dict(datasets.django_translation_pairs(locale)) for locale in args.locales}
     shared = sorted(set.intersection(*map(set, catalogs.values())))
-    english = sample(shared, args.pairs, rng)
+    english = sample(shared, args.pairs or len(shared), rng)
     translations = {locale: [catalogs[locale][text] for text in english] for locale in args.locales}
     return training, held_out, english, translations, calibration
 

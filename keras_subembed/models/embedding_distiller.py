@@ -47,10 +47,24 @@ def hidden_state_names(backbone):
     return ["embeddings_layer_norm"] + transformer
 
 
-def _hidden_states_model(backbone, state_indices, name):
+class _InferenceStates(keras.Model):
+    """A functional model that runs as at inference even inside `fit`.
+
+    The teacher's states are the targets: with its dropout on (Keras passes
+    `training=True` to every layer of a model being fitted, frozen or not),
+    each target would be a different random thinning of the teacher than the
+    one it ships as.
+    """
+
+    def call(self, inputs, training=None, mask=None):
+        return super().call(inputs, training=False, mask=mask)
+
+
+def _hidden_states_model(backbone, state_indices, name, inference=False):
     names = hidden_state_names(backbone)
     outputs = [backbone.get_layer(names[index]).output for index in state_indices]
-    return keras.Model(backbone.input, outputs, name=name)
+    model = _InferenceStates if inference else keras.Model
+    return model(backbone.input, outputs, name=name)
 
 
 def _embedding_holder(backbone):
@@ -200,7 +214,8 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         padding_mask = keras.Input(shape=(None,), dtype="int32", name="padding_mask")
         outputs = {}
         for role, encoder in (("teacher", teacher), ("student", student)):
-            states_model = _hidden_states_model(encoder, read, f"{role}_hidden_states")
+            states_model = _hidden_states_model(encoder, read, f"{role}_hidden_states",
+                                                inference=role == "teacher")
             if role == "student":
                 # Layers no loss reaches (BERT's pooler) get no gradient:
                 # freeze them rather than feed the optimizer empty updates.

