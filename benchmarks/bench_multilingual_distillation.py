@@ -2,8 +2,8 @@
 
 The shipped setting (`split-h8k-k64`) is compressed once; for each `--config` (a string of
 `examples/compress_multilingual.py` flags: `--learning-rate`, `--steps`,
-`--sentence-loss-weight`, `--pair-loss-weight`, `--int4-recipe`, ...) its weights are reset
-to the compressed ones, it is distilled as the job distils it (`job.distil`, with the
+`--sentence-loss-weight`, `--pair-loss-weight`, `--int4-recipe`, `--runs`, ...) its weights are
+reset to the compressed ones, it is distilled as the job distils it (`job.distil`, with the
 transformer's kernels rounded as `--int4-recipe` stores them), its kernels are rounded in place
 (`round_weights`) and it is evaluated with the job's evaluation against the teacher. Keras with
 rounded kernels is what the int4 file computes (RESULTS.md, "Session 2026-11-27 (third)"), so
@@ -72,7 +72,7 @@ def main(argv=None):
         preprocessor = type(teacher.preprocessor)(teacher.preprocessor.tokenizer,
                                                   sequence_length=flags.sequence_length)
         losses = job.distil(teacher, student, preprocessor, training, pairs, flags,
-                            flags.int4_recipe)
+                            flags.int4_recipe, runs=flags.runs)
         round_weights(student, flags.int4_recipe)
         scores = sets.measure(evaluation.keras_runner(student))
         rows.append({**summary(config or "(defaults)", scores, reference,

@@ -124,6 +124,9 @@ def parse_args(argv=None):
                         help="weight of the distiller's sentence-cosine loss in the full stage "
                              "(against the pair loss's: what keeps each language's cosine)")
     parser.add_argument("--steps", type=int, default=240, help="full distillation steps")
+    parser.add_argument("--runs", type=int, default=2,
+                        help="distillations of the shipped setting, each from the same start, "
+                             "averaged into one (a model soup; the other settings distil once)")
     parser.add_argument("--embedding-steps", type=int, default=0, help="embedding-only steps")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--sequence-length", type=int, default=64, help="training length")
@@ -147,6 +150,8 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     args.ship = args.ship or args.settings[0]
+    if args.runs < 1:
+        parser.error(f"--runs must be at least 1. Received: {args.runs}")
     if args.ship not in args.settings:
         parser.error(f"--ship {args.ship} is not among --settings {args.settings}")
     return args
@@ -271,12 +276,37 @@ def calibration_batches(texts, preprocessor, batch_size=32):
     return tf.data.Dataset.from_tensor_slices(texts).batch(batch_size).map(preprocessor)
 
 
-def distil(teacher, student, preprocessor, sentences, pairs, args, quantize_transformer=None):
+def distil(teacher, student, preprocessor, sentences, pairs, args, quantize_transformer=None,
+           runs=1):
     """The embedding-only stage, then the full stage (quantization-aware when
     `quantize_transformer` names the recipe the student ships with) on batches of pairs:
-    translations, and the prose two by two."""
+    translations, and the prose two by two.
+
+    `runs` > 1 distils that many times from the same start (the runs differ in their
+    dropout draws) and keeps the mean of their weights, a uniform "model soup" (Wortsman et
+    al., 2022): which near-tied translations a student keeps changes from run to run, and
+    the mean keeps what the runs share. The losses returned are the runs' means."""
     if not (args.steps or args.embedding_steps):
         return {}
+    start = [variable.numpy() for variable in student.weights]
+    finals, losses = [], []
+    for run in range(runs):
+        if run:
+            print(f"  distillation run {run + 1} of {runs}, from the same start", flush=True)
+            for variable, value in zip(student.weights, start):
+                variable.assign(value)
+        losses.append(distil_once(teacher, student, preprocessor, sentences, pairs, args,
+                                  quantize_transformer))
+        finals.append([variable.numpy() for variable in student.weights])
+    if runs > 1:
+        for variable, *values in zip(student.weights, *finals):
+            # Integer weights (codes, int8 rows) are not trained: equal in every run.
+            if np.issubdtype(values[0].dtype, np.floating):
+                variable.assign(np.mean(values, axis=0, dtype="float64").astype(values[0].dtype))
+    return {key: round(float(np.mean([run[key] for run in losses])), 4) for key in losses[0]}
+
+
+def distil_once(teacher, student, preprocessor, sentences, pairs, args, quantize_transformer):
     pair_loss = args.pair_loss_weight if pairs else 0.0
     dataset = distillation_dataset(sentences, preprocessor, args.batch_size, seed=args.seed,
                                    pairs=pairs or None)
@@ -414,7 +444,8 @@ def main(argv=None):
                                damping=args.gptq_damping)
             rows.append(row(f"{name} (GPTQ {qat} kernels)", layer,
                             evaluation_sets.measure(evaluation.keras_runner(student))))
-        losses = distil(teacher, student, training_preprocessor, training, pairs, args, qat)
+        losses = distil(teacher, student, training_preprocessor, training, pairs, args, qat,
+                        runs=args.runs if name == args.ship else 1)
         if losses:
             rows.append(row(name + (f" ({qat} QAT)" if qat else ""), layer, evaluation_sets.measure(evaluation.keras_runner(student)),
                             distillation_losses=losses))

@@ -4,6 +4,8 @@ import importlib.util
 import json
 import pathlib
 
+import keras
+import numpy as np
 import pytest
 
 from keras_subembed import datasets
@@ -102,8 +104,9 @@ def test_the_job_compresses_distils_exports_and_evaluates(tmp_path, monkeypatch)
     assert student["distillation_losses"]["full_pair"] > 0  # two pairs a batch: a real signal
     assert 0 < student["distillation_losses"]["full_sentence_cosine"] <= 1
     # The full stage's loss weights are the flags' (no embedding-only stage by default).
+    # Two runs (--runs 2, the default) from the same start, averaged.
     assert [(s["train"], s["sentence_loss_weight"], s["pair_loss_weight"]) for s in stages] == [
-        ("all", 8.0, 10.0)]
+        ("all", 8.0, 10.0)] * 2
     assert stages[0]["quantize_transformer"] == "int4_dynamic"
     assert student["table_mb"] < teacher["table_mb"]
     files = student["files"]
@@ -147,3 +150,36 @@ def test_retrieval_uses_every_message_all_the_locales_translate_unless_pairs_is_
                                   for text in english]
     _, _, drawn, _, _ = job.load_data(job.parse_args(flags + ["--pairs", "20"]))
     assert len(drawn) == 20 and set(drawn) < shared
+
+
+class _Weights(keras.layers.Layer):
+    def build(self, _):
+        self.kernel = self.add_weight(shape=(2,), initializer="ones")
+        self.codes = self.add_weight(shape=(2,), dtype="int32", initializer="ones",
+                                     trainable=False)
+
+    def call(self, inputs):
+        return inputs
+
+
+def test_runs_distil_from_the_same_start_and_keep_the_mean_of_their_weights(monkeypatch):
+    job = load_job()
+    model = keras.Sequential([keras.Input((2,)), _Weights()])
+    layer = model.layers[0]
+    starts = []
+
+    def distil_once(teacher, student, *args):
+        starts.append((student.layers[0].kernel.numpy().copy(), student.layers[0].codes.numpy()))
+        student.layers[0].kernel.assign(np.array([2.0, 4.0]) * len(starts))
+        return {"full": float(len(starts)), "full_pair": 0.5}
+
+    monkeypatch.setattr(job, "distil_once", distil_once)
+    losses = job.distil(None, model, None, [], [], job.parse_args([]), runs=2)
+    for kernel, codes in starts:  # each run starts from the same weights
+        np.testing.assert_array_equal(kernel, [1.0, 1.0])
+        np.testing.assert_array_equal(codes, [1, 1])
+    np.testing.assert_allclose(layer.kernel.numpy(), [3.0, 6.0])  # mean of [2, 4] and [4, 8]
+    np.testing.assert_array_equal(layer.codes.numpy(), [1, 1])
+    assert losses == {"full": 1.5, "full_pair": 0.5}
+    with pytest.raises(SystemExit):
+        job.parse_args(["--runs", "0"])
