@@ -8,7 +8,8 @@ Every language is kept: nothing is pruned from the vocabulary.
 
 For each setting the table is replaced by a compressed layer fitted to it
 (`keras_subembed.compress`) and distilled (`EmbeddingDistiller`; the shipped
-one quantization-aware, optionally from kernels GPTQ has rounded:
+one quantization-aware, twice from the same start with the two runs' weights
+averaged (`--runs`), optionally from kernels GPTQ has rounded:
 `--gptq-sentences`) on `dataset-build`'s
 prose in 38 languages and on translation pairs from Wagtail's interface catalogs
 (`--training-catalog`; any English message that Django's catalogs also hold is

@@ -47,24 +47,10 @@ def hidden_state_names(backbone):
     return ["embeddings_layer_norm"] + transformer
 
 
-class _InferenceStates(keras.Model):
-    """A functional model that runs as at inference even inside `fit`.
-
-    The teacher's states are the targets: with its dropout on (Keras passes
-    `training=True` to every layer of a model being fitted, frozen or not),
-    each target would be a different random thinning of the teacher than the
-    one it ships as.
-    """
-
-    def call(self, inputs, training=None, mask=None):
-        return super().call(inputs, training=False, mask=mask)
-
-
-def _hidden_states_model(backbone, state_indices, name, inference=False):
+def _hidden_states_model(backbone, state_indices, name):
     names = hidden_state_names(backbone)
     outputs = [backbone.get_layer(names[index]).output for index in state_indices]
-    model = _InferenceStates if inference else keras.Model
-    return model(backbone.input, outputs, name=name)
+    return keras.Model(backbone.input, outputs, name=name)
 
 
 def _embedding_holder(backbone):
@@ -99,6 +85,12 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
       A batch must hold whole pairs (an odd one fails), and the other pairs
       of the batch (of each replica, under a distribution strategy) are the
       wrong partners: one pair per batch gives no signal.
+
+    Inside `fit` both run as Keras runs a model being fitted, the frozen
+    teacher with its dropout too: a student that starts as the teacher's copy
+    then learns to match it under the same noise, which kept each language's
+    held-out cosine higher than targets from the teacher at inference (RESULTS.md,
+    "Session 2026-11-27 (fifth)").
 
     `teacher` and `student` are keras-hub `TextEmbedder`s (e.g. a
     `BertTextEmbedder` and `keras_subembed.compress` of it: the pooling and
@@ -214,8 +206,7 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         padding_mask = keras.Input(shape=(None,), dtype="int32", name="padding_mask")
         outputs = {}
         for role, encoder in (("teacher", teacher), ("student", student)):
-            states_model = _hidden_states_model(encoder, read, f"{role}_hidden_states",
-                                                inference=role == "teacher")
+            states_model = _hidden_states_model(encoder, read, f"{role}_hidden_states")
             if role == "student":
                 # Layers no loss reaches (BERT's pooler) get no gradient:
                 # freeze them rather than feed the optimizer empty updates.
