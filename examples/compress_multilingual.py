@@ -153,6 +153,9 @@ def parse_args(argv=None):
     args.ship = args.ship or args.settings[0]
     if args.runs < 1:
         parser.error(f"--runs must be at least 1. Received: {args.runs}")
+    if args.pairs is not None and args.pairs < 1:
+        # 0 would otherwise read as "all of them" (the default) and a negative count fail deep in NumPy.
+        parser.error(f"--pairs must be at least 1 (leave it out for all). Received: {args.pairs}")
     if args.ship not in args.settings:
         parser.error(f"--ship {args.ship} is not among --settings {args.settings}")
     return args

@@ -183,3 +183,6 @@ def test_runs_distil_from_the_same_start_and_keep_the_mean_of_their_weights(monk
     assert losses == {"full": 1.5, "full_pair": 0.5}
     with pytest.raises(SystemExit):
         job.parse_args(["--runs", "0"])
+    for pairs in ("0", "-3"):
+        with pytest.raises(SystemExit):
+            job.parse_args(["--pairs", pairs])
