@@ -19,7 +19,6 @@ import pathlib
 import sys
 import time
 
-import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
 import compress_multilingual as job  # noqa: E402  the job's data and evaluation, not a copy
@@ -65,8 +64,7 @@ def main(argv=None):
                                "--gptq-pairs", str(args.gptq_pairs)])
     preset = datasets.multilingual_e5_preset_dir()
     teacher = load_text_embedder(preset)
-    pairs = job.sample(job.training_pairs(job_args.training_catalog), job_args.training_pairs,
-                       np.random.default_rng(job_args.seed))
+    pairs, _ = job.draw_training_pairs(job_args)
     _, held_out, english, translations, prose = job.load_data(job_args)
     calibration = job.gptq_calibration(prose, pairs, job_args)
     preprocessor = type(teacher.preprocessor)(teacher.preprocessor.tokenizer,

@@ -23,7 +23,6 @@ import sys
 import time
 
 import keras
-import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
 import compress_multilingual as job  # noqa: E402  the job's data, training and evaluation
@@ -54,8 +53,8 @@ def main(argv=None):
                for config in args.config]  # every config's flags checked before any work
     job_args = job.parse_args(["--settings", SETTING])
     keras.utils.set_random_seed(job_args.seed)
-    pairs = job.sample(job.training_pairs(job_args.training_catalog), job_args.training_pairs,
-                       np.random.default_rng(job_args.seed))
+    # Each config's own draw (its alpha, its count), before any work: a missing catalog fails here.
+    drawn = [job.draw_training_pairs(flags)[0] for _, flags in configs]
     teacher = load_text_embedder(datasets.multilingual_e5_preset_dir())
     training, held_out, english, translations, _ = job.load_data(job_args)
     sets = job.Evaluation(held_out, english, translations, teacher.preprocessor)
@@ -65,7 +64,7 @@ def main(argv=None):
         teacher, kind, {**kwargs, "token_weights": token_weights(teacher, training)})
     compressed = [variable.numpy() for variable in student.weights]
     rows = [summary("teacher", reference, reference, 0.0)]
-    for config, flags in configs:
+    for (config, flags), pairs in zip(configs, drawn):
         started = time.perf_counter()
         for variable, value in zip(student.weights, compressed):
             variable.assign(value)

