@@ -337,6 +337,31 @@ def test_plot_quality_vs_size_writes_a_png(tmp_path):
     assert matplotlib.image.imread(two).shape[:2] == (576, 2 * 768)  # a panel per quality
 
 
+def test_plot_labels_of_points_side_by_side_do_not_overlap():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from keras_subembed.evaluation.metrics import _place_labels
+
+    figure = Figure(figsize=(6.4, 4.8))
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    axis = figure.subplots()
+    axis.set_xscale("log")
+    axis.set_xlim(20, 200)
+    axis.set_ylim(0.80, 0.87)
+    # The multilingual job's plot: two files of equal recall 30.6 and 41.8 MB apart, one alone.
+    xs, ys = np.array([41.8, 30.6, 119.0]), np.array([0.862, 0.862, 0.861])
+    texts = _place_labels(axis, ["split-h8k-k64 (dynamic)", "split-h8k-k64 (int4_dynamic)",
+                                 "teacher (dynamic)"], xs, ys)
+    boxes = [text.get_window_extent(renderer) for text in texts]
+    assert [text.get_text() for text in texts] == [
+        "split-h8k-k64 (int4_dynamic)", "split-h8k-k64 (dynamic)", "teacher (dynamic)"]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    # The first from the left and a label with room keep their place; the crowded one moves down.
+    assert texts[0].xyann == (5, 4) and texts[2].xyann == (5, 4)
+    assert texts[1].xyann[1] < 4
+
+
 def test_plot_quality_vs_size_errors(tmp_path):
     with pytest.raises(ValueError, match="must not be empty"):
         evaluation.plot_quality_vs_size([], tmp_path / "x.png")

@@ -307,6 +307,25 @@ def pareto_front(points):
     return sorted(front, key=lambda i: (sizes[i], -qualities[i]))
 
 
+def _place_labels(axis, labels, xs, ys):
+    """Annotates each point, moving a label down a line at a time while it overlaps one
+    placed before (points of equal quality a few MB apart otherwise print over each
+    other). Returns the `Text` objects."""
+    renderer = axis.figure.canvas.get_renderer()
+    placed, texts = [], []
+    for index in np.argsort(xs, kind="stable"):
+        for line in range(8):
+            text = axis.annotate(labels[index], (xs[index], ys[index]), textcoords="offset points",
+                                 xytext=(5, 4 - 10 * line), fontsize=8)
+            box = text.get_window_extent(renderer)
+            if not any(box.overlaps(other) for other in placed):
+                break
+            text.remove()
+        placed.append(box)
+        texts.append(text)
+    return texts
+
+
 def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="name",
                          title=None, axis_labels=None):
     """Writes a PNG of quality against file size, with the Pareto front.
@@ -324,6 +343,7 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
     True
     """
     # A bare Figure draws with Agg and leaves pyplot's global state alone.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -344,6 +364,7 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
         panels.append((key, kept))
 
     figure = Figure(figsize=(6.4 * len(panels), 4.8))
+    FigureCanvasAgg(figure)  # a renderer, to measure the labels
     axes = figure.subplots(1, len(panels), squeeze=False)
     for axis, (key, kept) in zip(axes[0], panels):
         points = [(float(row[size]), float(row[key])) for row in kept]
@@ -354,9 +375,6 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
         axis.scatter(xs, ys, color="tab:gray", zorder=2, label="other settings")
         axis.scatter(xs[front], ys[front], color="tab:blue", zorder=3, label="Pareto front")
         axis.step(xs[front], ys[front], where="post", color="tab:blue", alpha=0.6, zorder=1)
-        for row, x, y in zip(kept, xs, ys):
-            axis.annotate(str(row.get(label, "")), (x, y), textcoords="offset points",
-                          xytext=(5, 4), fontsize=8)
         axis.set_xscale("log")
         # Plain numbers at 1-2-3-5 steps: the default 10^x labels collide.
         axis.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
@@ -364,6 +382,7 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
         axis.xaxis.set_minor_formatter(NullFormatter())
         # Room on the right for the labels of the largest points.
         axis.set_xlim(xs.min() / 1.3, xs.max() * 1.8)
+        _place_labels(axis, [str(row.get(label, "")) for row in kept], xs, ys)
         axis.set_xlabel(axis_labels.get(size, size))
         axis.set_ylabel(axis_labels.get(key, key))
         axis.grid(True, which="both", alpha=0.3)
