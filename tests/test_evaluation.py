@@ -1,10 +1,7 @@
 import collections
 import importlib.util
-import os
 import pathlib
 import re
-import subprocess
-import sys
 import tracemalloc
 
 import numpy as np
@@ -360,6 +357,14 @@ def test_plot_labels_of_points_side_by_side_do_not_overlap():
     # The first from the left and a label with room keep their place; the crowded one moves down.
     assert texts[0].xyann == (5, 4) and texts[2].xyann == (5, 4)
     assert texts[1].xyann[1] < 4
+
+    # Measured on the limits the data gives: 0.001 and 0.002 are a panel apart, not a pixel.
+    axis = Figure(figsize=(6.4, 4.8)).subplots()
+    FigureCanvasAgg(axis.figure)
+    axis.scatter([30.6, 41.8], [0.001, 0.002])  # nothing else has asked for the limits yet
+    texts = _place_labels(axis, ["split-h8k-k64 (int4_dynamic)", "split-h8k-k64 (dynamic)"],
+                          np.array([30.6, 41.8]), np.array([0.001, 0.002]))
+    assert [text.xyann for text in texts] == [(5, 4), (5, 4)]
 
 
 def test_plot_quality_vs_size_errors(tmp_path):

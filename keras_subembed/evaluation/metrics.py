@@ -311,6 +311,9 @@ def _place_labels(axis, labels, xs, ys):
     """Annotates each point, moving a label down a line at a time while it overlaps one
     placed before (points of equal quality a few MB apart otherwise print over each
     other). Returns the `Text` objects."""
+    # Limits from the data now: until they are asked for, the axes' transform still maps the
+    # default (0, 1) and the labels would be measured where the points are not.
+    axis.autoscale_view()
     renderer = axis.figure.canvas.get_renderer()
     placed, texts = [], []
     for index in np.argsort(xs, kind="stable"):
