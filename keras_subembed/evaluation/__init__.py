@@ -16,12 +16,18 @@ from keras_subembed.evaluation.results_table import format_table
 from keras_subembed.evaluation.retrieval import cross_lingual_retrieval
 from keras_subembed.evaluation.retrieval import translation_margins
 from keras_subembed.evaluation.retrieval import translation_retrieval
+from keras_subembed.evaluation.language_evaluation import LanguageEvaluation
+from keras_subembed.evaluation.language_report import write_language_report
 from keras_subembed.evaluation.runners import keras_runner
+from keras_subembed.evaluation.runners import onnx_runner
 from keras_subembed.evaluation.runners import tflite_runner
 from keras_subembed.evaluation.sentence_evaluation import SentenceEvaluation
 from keras_subembed.evaluation.tokenized_texts import TokenizedTexts
 
 __all__ = [
+    "LanguageEvaluation",
+    "onnx_runner",
+    "write_language_report",
     "SentenceEvaluation",
     "TokenizedTexts",
     "bootstrap_interval",

@@ -1,6 +1,7 @@
-"""`run_batch(token_ids, padding_mask) -> vectors` for a Keras embedder or a `.tflite` file."""
+"""`run_batch(token_ids, padding_mask) -> vectors` for a Keras embedder, a `.tflite` or an `.onnx` file."""
 
 import keras
+import numpy as np
 
 
 def keras_runner(embedder):
@@ -28,3 +29,27 @@ def tflite_runner(path, num_threads=2):
 
     runner = Interpreter(model_path=str(path), num_threads=num_threads).get_signature_runner()
     return lambda ids, mask: runner(token_ids=ids, padding_mask=mask)["embedding"]
+
+
+def onnx_runner(path, num_threads=2):
+    """An exported `.onnx` encoder (`token_ids, padding_mask -> embedding`) as `run_batch`.
+
+    Example:
+    >>> vectors = TokenizedTexts(texts, preprocessor).embed(onnx_runner("minilm.onnx"))
+    """
+    import onnxruntime  # optional: the `onnx` extra
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = num_threads
+    options.log_severity_level = 3
+    session = onnxruntime.InferenceSession(str(path), options,
+                                           providers=["CPUExecutionProvider"])
+    types = {entry.name: entry.type for entry in session.get_inputs()}
+
+    def run(ids, mask):
+        # The file's own integer width (Keras' ONNX export keeps the model's int32).
+        feed = {name: np.asarray(value, "int64" if types[name] == "tensor(int64)" else "int32")
+                for name, value in (("token_ids", ids), ("padding_mask", mask))}
+        return session.run(["embedding"], feed)[0]
+
+    return run

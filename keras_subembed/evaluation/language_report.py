@@ -1,0 +1,177 @@
+"""The per-language report of a shrink: which files keep each language, as JSON, Markdown
+and a plot."""
+
+import json
+import pathlib
+import tempfile
+
+from keras_subembed import files
+from keras_subembed.checks import check_bool
+from keras_subembed.evaluation.language_evaluation import DIRECTIONS
+from keras_subembed.evaluation.metrics import plot_quality_vs_size
+from keras_subembed.tflite_metadata import WRITTEN_BY
+
+REPORT_FILES = ("report.json", "report.md", "report.png")
+# The verdict's default clauses: the mean English -> locale recall within 2 points of the
+# teacher's, and no locale clearly (its whole 95% interval) more than 5 points below.
+WITHIN = 0.02
+LOCALE_FLOOR = 0.05
+_SHORT = {"english_to_locale": "en->loc", "locale_to_english": "loc->en",
+          "query_to_teacher_index": "q->T idx"}
+
+
+def verdict(row, within=WITHIN, locale_floor=LOCALE_FLOOR):
+    """Whether `row` (a `LanguageEvaluation.measure` row) keeps the reference's retrieval,
+    and which locales decide it.
+
+    Returns `{"passes", "mean_difference", "failing_locales", "closest_locales"}`: a locale
+    fails when its whole interval of the difference lies below `-locale_floor`; the
+    closest locales are the three lowest differences (what would fail first).
+
+    >>> row = {"english_to_locale": {"mean_difference": -0.01,
+    ...        "difference": {"fr": -0.02, "he": -0.06},
+    ...        "difference_interval": {"fr": [-0.05, 0.0], "he": [-0.1, -0.03]}}}
+    >>> verdict(row)["passes"]
+    True
+    """
+    scores = row.get("english_to_locale")
+    if scores is None:  # no translations: nothing to judge by retrieval
+        return {"passes": None, "mean_difference": None, "failing_locales": [],
+                "closest_locales": []}
+    failing = sorted(locale for locale, (low, high) in scores["difference_interval"].items()
+                     if high < -locale_floor)
+    closest = sorted(scores["difference"], key=scores["difference"].get)[:3]
+    passes = scores["mean_difference"] >= -within and not failing
+    return {"passes": bool(passes), "mean_difference": scores["mean_difference"],
+            "failing_locales": failing, "closest_locales": closest}
+
+
+def smallest_passing(rows, within=WITHIN, locale_floor=LOCALE_FLOOR):
+    """The smallest row with a `file_mb` whose `verdict` passes (the teacher's rows aside),
+    or None."""
+    passing = [row for row in rows if row.get("file_mb") and not row.get("reference")
+               and verdict(row, within, locale_floor)["passes"]]
+    return min(passing, key=lambda row: row["file_mb"], default=None)
+
+
+def _pct(value):
+    return f"{100 * value:.1f}"
+
+
+def _with_interval(value, interval, signed=False):
+    form = "{:+.1f}" if signed else "{:.1f}"
+    return f"{form.format(100 * value)} [{form.format(100 * interval[0])}, " \
+           f"{form.format(100 * interval[1])}]"
+
+
+def markdown(rows, title, within=WITHIN, locale_floor=LOCALE_FLOOR):
+    """The report as Markdown: a summary per file, then a row per locale and per language."""
+    lines = [f"<!-- {WRITTEN_BY} language report -->", f"# {title}", ""]
+    has_retrieval = any("english_to_locale" in row for row in rows)
+    lines += ["| file | MB | " + ("en->loc [95%] | vs teacher | loc->en | q->T idx | "
+                                  if has_retrieval else "") + "cos min | verdict |",
+              "| --- | ---: | " + ("---: | ---: | ---: | ---: | " if has_retrieval else "")
+              + "---: | --- |"]
+    for row in rows:
+        cells = [row["name"], f"{row['file_mb']:.1f}" if row.get("file_mb") else "-"]
+        if has_retrieval:
+            scores = row["english_to_locale"]
+            cells += [_with_interval(scores["mean_accuracy"], scores["mean_interval"]),
+                      _with_interval(scores["mean_difference"], scores["mean_difference_interval"],
+                                     signed=True),
+                      _pct(row["locale_to_english"]["mean_accuracy"]),
+                      _pct(row["query_to_teacher_index"]["mean_accuracy"])]
+        judged = verdict(row, within, locale_floor)
+        text = ("reference" if row.get("reference") else "-" if judged["passes"] is None
+                else "keeps it" if judged["passes"]
+                else "misses" + (f" ({', '.join(judged['failing_locales'])} below)"
+                                 if judged["failing_locales"] else " (mean)"))
+        cells += [f"{row['cosine_min']:.3f}", text]
+        lines.append("| " + " | ".join(cells) + " |")
+    smallest = smallest_passing(rows, within, locale_floor)
+    lines += ["", f"Verdict: a file keeps the teacher's retrieval when its mean English -> "
+              f"locale recall@1 is within {100 * within:g} points and no locale's 95% "
+              f"interval lies wholly more than {100 * locale_floor:g} points below."]
+    if has_retrieval:
+        if smallest:
+            closest = verdict(smallest, within, locale_floor)["closest_locales"]
+            lines.append(f"**Smallest file that keeps it: {smallest['name']}, "
+                         f"{smallest['file_mb']:.1f} MB.** The locales that decide it (lowest "
+                         f"differences): {', '.join(closest)}.")
+        else:
+            lines.append("**No file keeps it.**")
+    files_ = [row for row in rows if not row.get("reference")]
+    if has_retrieval:
+        for direction in DIRECTIONS:
+            lines += ["", f"## {direction.replace('_', ' ')}: recall@1 (points), the file's "
+                      "difference to the teacher [95%]", "",
+                      "| locale | teacher | " + " | ".join(r["name"] for r in files_) + " |",
+                      "| --- | ---: | " + " | ".join("---:" for _ in files_) + " |"]
+            reference = next(r for r in rows if r.get("reference"))[direction]
+            for locale in sorted(reference["accuracy"]):
+                cells = [locale, _pct(reference["accuracy"][locale])]
+                for row in files_:
+                    scores = row[direction]
+                    cells.append(f"{_pct(scores['accuracy'][locale])} ("
+                                 + _with_interval(scores["difference"][locale],
+                                                  scores["difference_interval"][locale],
+                                                  signed=True) + ")")
+                lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "## Held-out cosine to the teacher, per language", "",
+              "| language | " + " | ".join(r["name"] for r in files_) + " |",
+              "| --- | " + " | ".join("---:" for _ in files_) + " |"]
+    for language in sorted(rows[0]["cosine"]):
+        lines.append(f"| {language} | "
+                     + " | ".join(f"{row['cosine'][language]:.3f}" for row in files_) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _is_report(folder):
+    return files.is_json_report(pathlib.Path(folder, "report.json"))
+
+
+def write_language_report(rows, folder, title="Per-language report", overwrite=False,
+                          within=WITHIN, locale_floor=LOCALE_FLOOR):
+    """Writes `report.json`, `report.md` and `report.png` (retrieval against file size) into
+    `folder`, each atomically; `overwrite` replaces only a report this function wrote.
+
+    `rows` are `LanguageEvaluation.measure` rows with a `name`, the reference's first with
+    `"reference": True`, and `file_mb` for every file. Returns the paths.
+
+    Example:
+    >>> write_language_report([{"name": "teacher", "reference": True, **teacher_row},
+    ...                        {"name": "student.int4.tflite", "file_mb": 30.6, **row}], "out")
+    """
+    overwrite = check_bool("overwrite", overwrite)
+    rows = list(rows)
+    if not rows or not rows[0].get("reference"):
+        raise ValueError("`rows` must start with the reference's row (`\"reference\": True`).")
+    folder = pathlib.Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    ours = lambda path: _is_report(folder)  # noqa: E731: the three files go together
+    paths = [files.check_file_target(folder / name, overwrite, ours, "a report this package "
+                                     "wrote") for name in REPORT_FILES]
+    smallest = smallest_passing(rows, within, locale_floor)
+    summary = {"title": title, "rows": rows, "written_by": WRITTEN_BY,
+               "verdicts": {row["name"]: verdict(row, within, locale_floor) for row in rows},
+               "smallest_passing": smallest["name"] if smallest else None,
+               "within": within, "locale_floor": locale_floor}
+    plotted = [{"name": row["name"], "file_mb": row["file_mb"],
+                **{_SHORT[d]: row[d]["mean_accuracy"] for d in DIRECTIONS[:2] if d in row},
+                "cosine_min": row["cosine_min"]}
+               for row in rows if row.get("file_mb")]
+    with tempfile.TemporaryDirectory() as scratch:
+        image = pathlib.Path(scratch, "report.png")
+        quality = [_SHORT[d] for d in DIRECTIONS[:2] if d in rows[0]] or ["cosine_min"]
+        if plotted:
+            plot_quality_vs_size(plotted, image, quality=quality, title=title,
+                                 axis_labels={"file_mb": "file size (MB)",
+                                              "en->loc": "English -> locale recall@1",
+                                              "loc->en": "locale -> English recall@1"})
+        # The JSON last: it is what proves the three files are ours.
+        for path, data in ((paths[1], markdown(rows, title, within, locale_floor).encode()),
+                           (paths[2], image.read_bytes() if plotted else None),
+                           (paths[0], json.dumps(summary, indent=1).encode())):
+            if data is not None:
+                files.write_file(path, data, overwrite, ours)
+    return [path for path in paths if path.exists()]

@@ -1,0 +1,140 @@
+"""Two-stage distillation of a compressed student, run several times and averaged."""
+
+import numpy as np
+
+from keras_subembed.checks import check_non_negative_int
+from keras_subembed.checks import check_non_negative_number
+from keras_subembed.checks import check_positive_int
+from keras_subembed.checks import check_positive_number
+from keras_subembed.checks import check_seed
+from keras_subembed.models import EmbeddingDistiller
+from keras_subembed.models import distillation_dataset
+from keras_subembed.quantization.recipes import get_recipe
+
+# The multilingual job's measured defaults (benchmarks/RESULTS.md, issue #33).
+DISTILLATION_DEFAULTS = dict(
+    steps=240, embedding_steps=0, runs=2, batch_size=16, sequence_length=64,
+    learning_rate=4e-5, embedding_learning_rate=2e-4, sentence_loss_weight=16.0,
+    pair_loss_weight=10.0, pair_temperature=0.05)
+
+
+def check_distillation_options(**options):
+    """The distillation options with their defaults, each checked; a ValueError names the
+    first bad one. Called before any work, so that a bad value fails in seconds."""
+    unknown = sorted(set(options) - set(DISTILLATION_DEFAULTS) - {"quantize_transformer", "seed"})
+    if unknown:
+        raise TypeError(f"Unknown distillation option(s): {unknown}. "
+                        f"Known: {sorted(DISTILLATION_DEFAULTS)} and quantize_transformer, seed")
+    values = {**DISTILLATION_DEFAULTS, "quantize_transformer": None, "seed": 0, **options}
+    for name in ("steps", "embedding_steps"):
+        values[name] = check_non_negative_int(name, values[name])
+    for name in ("runs", "batch_size"):
+        values[name] = check_positive_int(name, values[name])
+    if values["batch_size"] % 2:
+        raise ValueError("`batch_size` must be even (a batch holds whole translation pairs). "
+                         f"Received: batch_size={values['batch_size']}")
+    # [CLS], at least two pieces, [SEP]: a shorter window trains on the specials alone.
+    values["sequence_length"] = check_positive_int("sequence_length", values["sequence_length"])
+    if values["sequence_length"] < 4:
+        raise ValueError("`sequence_length` must be at least 4 (a start token, two pieces and "
+                         f"an end token). Received: sequence_length={values['sequence_length']}")
+    for name in ("learning_rate", "embedding_learning_rate", "pair_temperature"):
+        values[name] = check_positive_number(name, values[name])
+    for name in ("sentence_loss_weight", "pair_loss_weight"):
+        values[name] = check_non_negative_number(name, values[name])
+    if values["quantize_transformer"] is not None:
+        get_recipe(values["quantize_transformer"], "quantize_transformer")
+    values["seed"] = check_seed(values["seed"])
+    return values
+
+
+def training_preprocessor(teacher, sequence_length):
+    """The teacher's preprocessor, rebuilt at the training length."""
+    preprocessor = teacher.preprocessor
+    return type(preprocessor)(preprocessor.tokenizer, sequence_length=sequence_length)
+
+
+def distil(teacher, student, texts, pairs=None, verbose=2, **options):
+    """Distils `student` from `teacher` on `texts` (and translation `pairs`), in place.
+
+    Two stages: the embedding alone (`embedding_steps`, to the teacher's embedding output),
+    then everything (`steps`: embedding output, last hidden state, the sentence cosine at
+    `sentence_loss_weight`, and with pairs the pair loss at `pair_loss_weight`, which keeps
+    the teacher's margin of each translation over the batch's other sentences). With
+    `quantize_transformer` (a recipe name such as `"int4_dynamic"`) the full stage computes
+    with the kernels rounded as the file will store them (quantization-aware).
+
+    `runs` > 1 distils that many times from the same start, run r on batches drawn with
+    seed `seed + r`, and keeps the mean of their weights, a uniform "model soup" (Wortsman
+    et al., 2022): which near-tied translations a student keeps changes from run to run,
+    and the mean keeps what the runs share. Integer weights (codes, int8 rows) are not
+    trained and stay as they are.
+
+    Args:
+        teacher, student: keras-hub `TextEmbedder`s sharing a tokenizer.
+        texts: list of str, unlabelled training text.
+        pairs: optional list of `(text, translation)`.
+        verbose: `fit`'s verbosity (0, 1: a progress bar, 2: a line a stage).
+        **options: `steps`, `embedding_steps`, `runs`, `batch_size`, `sequence_length`,
+            `learning_rate`, `embedding_learning_rate`, `sentence_loss_weight`,
+            `pair_loss_weight`, `pair_temperature`, `quantize_transformer`, `seed`
+            (defaults: `DISTILLATION_DEFAULTS`).
+
+    Returns:
+        The last loss of each stage (means over runs), e.g. `{"full": 0.12, "full_pair": ...}`.
+
+    Example:
+    >>> student = keras_subembed.compress(teacher, "sub", {"assignment": "product",
+    ...                                                    "num_tables": 32})
+    >>> losses = distil(teacher, student, texts, steps=100, runs=1)
+    """
+    options = check_distillation_options(**options)
+    if not (options["steps"] or options["embedding_steps"]):
+        return {}
+    preprocessor = training_preprocessor(teacher, options["sequence_length"])
+    start = [variable.numpy() for variable in student.weights]
+    finals, losses = [], []
+    for run in range(options["runs"]):
+        if run:
+            if verbose:
+                print(f"  distillation run {run + 1} of {options['runs']}, from the same start, "
+                      f"batches drawn with seed {options['seed'] + run}", flush=True)
+            for variable, value in zip(student.weights, start):
+                variable.assign(value)
+        losses.append(_distil_once(teacher, student, preprocessor, texts, pairs or [], options,
+                                   options["seed"] + run, verbose))
+        if options["runs"] > 1:
+            finals.append([variable.numpy() for variable in student.weights])
+    for variable, *values in zip(student.weights, *finals):
+        if np.issubdtype(values[0].dtype, np.floating):
+            variable.assign(np.mean(values, axis=0, dtype="float64").astype(values[0].dtype))
+    return {key: round(float(np.mean([run[key] for run in losses])), 4) for key in losses[0]}
+
+
+def _distil_once(teacher, student, preprocessor, texts, pairs, options, seed, verbose):
+    dataset = distillation_dataset(texts, preprocessor, options["batch_size"], seed=seed,
+                                   pairs=pairs or None)
+    full = dict(state_layers=(0, -1), train="all",
+                sentence_loss_weight=options["sentence_loss_weight"],
+                pair_loss_weight=options["pair_loss_weight"] if pairs else 0.0,
+                pair_temperature=options["pair_temperature"],
+                quantize_transformer=options["quantize_transformer"])
+    stages = [("embedding", options["embedding_steps"],
+               dict(state_layers=(0,), sentence_loss_weight=0.0, train="embedding")),
+              ("full", options["steps"], full)]
+    losses = {}
+    for stage, steps, settings in stages:
+        if not steps:
+            continue
+        distiller = EmbeddingDistiller(teacher, student, **settings)
+        distiller.compile(learning_rate=options["learning_rate"],
+                          embedding_learning_rate=options["embedding_learning_rate"])
+        if verbose:
+            print(f"  distillation '{stage}': {steps} steps", flush=True)
+        history = distiller.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=verbose).history
+        losses[stage] = round(float(history["loss"][-1]), 4)
+        for key, name in (("pair_loss", "pair"), ("sentence_cosine", "sentence_cosine")):
+            if key in history:
+                losses[f"{stage}_{name}"] = round(float(history[key][-1]), 4)
+    student.trainable = True
+    return losses

@@ -1,0 +1,138 @@
+"""Named compression settings, their table sizes, and the setting a size budget buys."""
+
+import numpy as np
+
+from keras_subembed.checks import is_real
+from keras_subembed.quantization.fake_quantization import quantized_layers
+from keras_subembed.quantization.recipes import get_recipe
+
+PRODUCT = {"assignment": "product", "rows_per_table": 256}
+
+
+def _split(head_rows, num_tables, **extra):
+    return ("split", {"head_rows": head_rows,
+                      "tail_kwargs": {**PRODUCT, "num_tables": num_tables, **extra}})
+
+
+def _product(num_tables, rows_per_table=256, **extra):
+    return ("sub", {"assignment": "product", "num_tables": num_tables,
+                    "rows_per_table": rows_per_table, **extra})
+
+
+# `split-*`: ids 0..N-1 exact in int8, product codes for the rest. They suit vocabularies
+# numbered by probability (SentencePiece Unigram: XLM-R, multilingual-e5), whose first ids
+# are the pieces every language uses most. `product-*`: product codes for every id, fitted
+# to the tokens the training text uses; `reserved_ids` (the special tokens) are added from
+# the model's tokenizer.
+SETTINGS = {
+    "split-h8k-k64": _split(8_000, 64),
+    "split-h8k-k64-scaled": _split(8_000, 64, row_scales=True),
+    # The same 64 bytes per tail id as k64: 128 packed 4-bit codes.
+    "split-h8k-k128m16": ("split", {"head_rows": 8_000, "tail_kwargs": {
+        "assignment": "product", "num_tables": 128, "rows_per_table": 16}}),
+    "split-h8k-k52": _split(8_000, 52),
+    "split-h16k-k56": _split(16_000, 56),
+    "split-h16k-k32": _split(16_000, 32),
+    "split-h32k-k32": _split(32_000, 32),
+    "split-h8k-k32": _split(8_000, 32),
+    "split-h8k-k24": _split(8_000, 24),
+    "split-h4k-k32": _split(4_000, 32),
+    "product-k64m256": _product(64),
+    "product-k48m256": _product(48),
+    "product-k32m256": _product(32),
+    "product-k32m256-scaled": _product(32, row_scales=True),
+    "product-k24m256": _product(24),
+    "product-k16m256": _product(16),
+    "product-k8m16": _product(8, 16),
+}
+
+
+# The settings a budget chooses from, best first: each is the best measured at its size
+# (benchmarks/RESULTS.md), so the first that fits is taken, not the largest table.
+LADDER = ("split-h8k-k64", "split-h8k-k52", "split-h8k-k32", "split-h8k-k24",
+          "product-k64m256", "product-k48m256", "product-k32m256-scaled", "product-k32m256",
+          "product-k24m256", "product-k16m256", "product-k8m16")
+
+
+def is_split(setting):
+    return SETTINGS[setting][0] == "split"
+
+
+def _code_bytes(ids, num_tables, rows_per_table):
+    # Codes of at most 16 rows are packed two to a byte; up to 256, one byte each.
+    per_id = num_tables / 2 if rows_per_table <= 16 else num_tables
+    return int(np.ceil(ids * per_id))
+
+
+def _sub_bytes(ids, width, kwargs):
+    num_tables, rows = kwargs["num_tables"], kwargs.get("rows_per_table", 256)
+    # Row scales: one byte per id indexing 256 float32 levels.
+    scales = ids + 256 * 4 if kwargs.get("row_scales") else 0
+    return _code_bytes(ids, num_tables, rows) + rows * width * 4 + scales
+
+
+def table_bytes(setting, vocabulary_size, width):
+    """Bytes a setting's table stores for a `vocabulary_size x width` table: codes,
+    sub-tables (float32), int8 head rows and their scales, row scales.
+
+    The count of `CompressionReport.stored_bytes` before fitting: the budget is chosen
+    before any k-means runs.
+
+    >>> round(table_bytes("split-h8k-k64", 250_037, 384) / 1e6, 1)
+    18.6
+    """
+    if setting not in SETTINGS:
+        raise ValueError(f"`setting` must be one of {sorted(SETTINGS)}. Received: {setting!r}")
+    kind, kwargs = SETTINGS[setting]
+    if kind == "split":
+        head = kwargs["head_rows"]
+        return head * width + head * 4 + _sub_bytes(vocabulary_size - head, width,
+                                                     kwargs["tail_kwargs"])
+    return _sub_bytes(vocabulary_size, width, kwargs)
+
+
+def transformer_bytes(embedder, recipe):
+    """Bytes of everything but the token table in a file quantized by `recipe`: the
+    kernels it rounds at its bits with one float32 scale per output column, every other
+    weight in float32."""
+    recipe = get_recipe(recipe, "quantization")
+    table = embedder.backbone.token_embedding
+    table_ids = {id(weight) for weight in table.weights}
+    rounded = {}
+    for layer, rounding in quantized_layers(embedder, recipe):
+        kernel = layer._kernel
+        # One float32 scale per output column (per-channel), or per block of inputs.
+        scales = int(np.prod(kernel.shape)) // (rounding.block_size or kernel.shape[0])
+        rounded[id(kernel)] = scales * 4 + int(np.prod(kernel.shape) * rounding.bits / 8)
+    total = 0
+    for weight in embedder.weights:
+        if id(weight) in table_ids:
+            continue
+        total += rounded.get(id(weight), int(np.prod(weight.shape)) * 4)
+    return total
+
+
+def choose_setting(budget_bytes, embedder, recipe="int4_dynamic", ordered_vocabulary=False):
+    """The first setting of `LADDER` (best first) whose file fits `budget_bytes`, and the
+    estimated file bytes: `(name, estimated_bytes)`; without a budget, the ladder's first.
+
+    `split-*` settings are considered only for an `ordered_vocabulary` (ids by
+    probability). A ValueError names the smallest file possible when none fits.
+    """
+    if budget_bytes is not None and (not is_real(budget_bytes) or not budget_bytes > 0
+                                     or not np.isfinite(budget_bytes)):
+        raise ValueError(f"`budget_bytes` must be a positive number. Received: {budget_bytes!r}")
+    vocabulary_size, width = embedder.backbone.token_embedding.input_dim, \
+        embedder.backbone.token_embedding.output_dim
+    rest = transformer_bytes(embedder, recipe)
+    sizes = {name: rest + table_bytes(name, vocabulary_size, width) for name in LADDER
+             if ordered_vocabulary or not is_split(name)}
+    fitting = [name for name, size in sizes.items()
+               if budget_bytes is None or size <= budget_bytes]
+    if not fitting:
+        smallest = min(sizes, key=sizes.get)
+        raise ValueError(
+            f"No setting fits a budget of {budget_bytes / 1e6:.1f} MB: the transformer alone "
+            f"takes {rest / 1e6:.1f} MB at {recipe}, and the smallest setting ({smallest}) "
+            f"makes a {sizes[smallest] / 1e6:.1f} MB file.")
+    return fitting[0], sizes[fitting[0]]

@@ -1,0 +1,81 @@
+"""Per-language cosine and retrieval against a reference, with paired intervals."""
+
+import keras_hub
+import numpy as np
+import pytest
+
+from keras_subembed.evaluation import LanguageEvaluation
+
+WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c", "d", "e", "f", "g", "h"]
+
+
+@pytest.fixture
+def preprocessor():
+    tokenizer = keras_hub.models.BertTokenizer(vocabulary=WORDS)
+    return keras_hub.models.BertTextEmbedderPreprocessor(tokenizer, sequence_length=6)
+
+
+def one_hot_runner(noise=0.0, swap=()):
+    """Each text's vector: the one-hot of its first word (swapped words give wrong answers)."""
+    def run(ids, mask):
+        first = np.asarray(ids)[:, 1].copy()
+        for a, b in swap:
+            is_a, is_b = first == a, first == b
+            first[is_a], first[is_b] = b, a
+        vectors = np.eye(len(WORDS))[first] + noise
+        return vectors.astype("float32")
+    return run
+
+
+def evaluation(preprocessor, rounds=200):
+    english = ["a", "b", "c", "d", "e", "f"]
+    return LanguageEvaluation({"en": ["a b", "c d"], "fr": ["e f", "g h"]}, preprocessor,
+                              english, {"fr": list(english), "de": list(english)},
+                              rounds=rounds)
+
+
+def test_the_reference_against_itself_is_exact(preprocessor):
+    row = evaluation(preprocessor).measure(one_hot_runner())
+    assert row["cosine"] == {"en": 1.0, "fr": 1.0} and row["cosine_min"] == 1.0
+    for direction in ("english_to_locale", "locale_to_english", "query_to_teacher_index"):
+        assert row[direction]["accuracy"] == {"de": 1.0, "fr": 1.0}
+        assert row[direction]["difference"] == {"de": 0.0, "fr": 0.0}
+        assert row[direction]["mean_difference_interval"] == [0.0, 0.0]
+
+
+def test_a_model_that_confuses_two_words_loses_their_pairs_with_an_interval(preprocessor):
+    measured = evaluation(preprocessor)
+    measured.measure(one_hot_runner())
+    # "a" and "b" swapped: English "a" finds "b"; 2 of 6 messages wrong in every locale.
+    row = measured.measure(one_hot_runner(swap=[(5, 6)]))
+    scores = row["english_to_locale"]
+    # Queries and candidates are both swapped: the model's own index still pairs them.
+    assert scores["accuracy"] == {"de": 1.0, "fr": 1.0}
+    against_teacher = row["query_to_teacher_index"]
+    assert against_teacher["accuracy"] == {"de": pytest.approx(4 / 6, abs=1e-4),
+                                           "fr": pytest.approx(4 / 6, abs=1e-4)}
+    assert against_teacher["difference"]["fr"] == pytest.approx(-2 / 6, abs=1e-4)
+    low, high = against_teacher["difference_interval"]["fr"]
+    assert low <= -2 / 6 <= high and high <= 0
+    assert row["cosine"]["en"] == pytest.approx(0.5, abs=1e-4)  # "a b" now reads as "b"
+
+
+def test_texts_can_be_embedded_by_a_runtime_that_tokenizes_itself(preprocessor):
+    measured = evaluation(preprocessor)
+    reference = measured.measure(one_hot_runner())
+
+    def embed_texts(texts):
+        return np.stack([np.eye(len(WORDS))[WORDS.index(text.split()[0])] for text in texts])
+
+    assert measured.measure(embed_texts=embed_texts) == reference
+
+
+def test_bad_arguments_are_refused_by_name(preprocessor):
+    with pytest.raises(TypeError, match="`held_out` must be a non-empty dict"):
+        LanguageEvaluation({}, preprocessor)
+    with pytest.raises(ValueError, match="`english` and `translations` go together"):
+        LanguageEvaluation({"en": ["a"]}, preprocessor, english=["a", "b"])
+    with pytest.raises(ValueError, match=r"`translations\['fr'\]` must hold one translation"):
+        LanguageEvaluation({"en": ["a"]}, preprocessor, ["a", "b"], {"fr": ["a"]})
+    with pytest.raises(ValueError, match="Pass exactly one of `run_batch` and `embed_texts`"):
+        evaluation(preprocessor).measure()
