@@ -18,6 +18,9 @@ import pytest
 import keras_subembed
 
 MODULES = [
+    "keras_subembed.recipe.settings",
+    "keras_subembed.datasets.training_pairs",
+    "keras_subembed.evaluation.language_report",
     "keras_subembed.layer_walk",
     "keras_subembed.assignment.clustered",
     "keras_subembed.assignment.code_space",

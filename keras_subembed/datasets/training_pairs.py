@@ -28,9 +28,11 @@ def catalog_training_pairs(package):
     translation is a Django translation in the same language.
 
     Example:
-    >>> pairs = catalog_training_pairs("wagtail")    # pip install --no-deps wagtail
-    >>> sorted(pairs)[:3]
-    ['ar', 'az', 'be']
+    ```python
+    pairs = catalog_training_pairs("wagtail")    # pip install --no-deps wagtail
+    sorted(pairs)[:3]
+    # ['ar', 'az', 'be']
+    ```
     """
     if package == "django":
         raise ValueError("`package` must not be 'django': Django's catalogs are the "
@@ -98,9 +100,11 @@ def draw_training_pairs(package, count=6_000, alpha=0.5, seed=0):
     Returns `(pairs, available)`: a list of `(english, translation)` and an int.
 
     Example:
-    >>> pairs, available = draw_training_pairs("wagtail", 6_000)
-    >>> len(pairs), available > 6_000
-    (6000, True)
+    ```python
+    pairs, available = draw_training_pairs("wagtail", 6_000)
+    len(pairs), available > 6_000
+    # (6000, True)
+    ```
     """
     count = check_non_negative_int("count", count)
     seed = check_seed(seed)

@@ -31,11 +31,13 @@ class LanguageEvaluation:
         rounds: bootstrap rounds. seed: the bootstrap's seed.
 
     Example:
-    >>> evaluation = LanguageEvaluation({"en": texts}, teacher.preprocessor, english,
-    ...                                 {"fr": french, "de": german})
-    >>> teacher_row = evaluation.measure(keras_runner(teacher))   # the reference
-    >>> row = evaluation.measure(tflite_runner("student.int4_dynamic.tflite"))
-    >>> row["english_to_locale"]["difference"]["fr"]
+    ```python
+    evaluation = LanguageEvaluation({"en": texts}, teacher.preprocessor, english,
+                                    {"fr": french, "de": german})
+    teacher_row = evaluation.measure(keras_runner(teacher))   # the reference
+    row = evaluation.measure(tflite_runner("student.int4_dynamic.tflite"))
+    row["english_to_locale"]["difference"]["fr"]
+    ```
     """
 
     def __init__(self, held_out, preprocessor, english=None, translations=None, rounds=2000,

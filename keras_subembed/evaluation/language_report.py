@@ -139,8 +139,10 @@ def write_language_report(rows, folder, title="Per-language report", overwrite=F
     `"reference": True`, and `file_mb` for every file. Returns the paths.
 
     Example:
-    >>> write_language_report([{"name": "teacher", "reference": True, **teacher_row},
-    ...                        {"name": "student.int4.tflite", "file_mb": 30.6, **row}], "out")
+    ```python
+    write_language_report([{"name": "teacher", "reference": True, **teacher_row},
+                           {"name": "student.int4.tflite", "file_mb": 30.6, **row}], "out")
+    ```
     """
     overwrite = check_bool("overwrite", overwrite)
     rows = list(rows)

@@ -35,7 +35,9 @@ def onnx_runner(path, num_threads=2):
     """An exported `.onnx` encoder (`token_ids, padding_mask -> embedding`) as `run_batch`.
 
     Example:
-    >>> vectors = TokenizedTexts(texts, preprocessor).embed(onnx_runner("minilm.onnx"))
+    ```python
+    vectors = TokenizedTexts(texts, preprocessor).embed(onnx_runner("minilm.onnx"))
+    ```
     """
     import onnxruntime  # optional: the `onnx` extra
 

@@ -84,9 +84,11 @@ def distil(teacher, student, texts, pairs=None, verbose=2, **options):
         The last loss of each stage (means over runs), e.g. `{"full": 0.12, "full_pair": ...}`.
 
     Example:
-    >>> student = keras_subembed.compress(teacher, "sub", {"assignment": "product",
-    ...                                                    "num_tables": 32})
-    >>> losses = distil(teacher, student, texts, steps=100, runs=1)
+    ```python
+    student = keras_subembed.compress(teacher, "sub", {"assignment": "product",
+                                                       "num_tables": 32})
+    losses = distil(teacher, student, texts, steps=100, runs=1)
+    ```
     """
     options = check_distillation_options(**options)
     if not (options["steps"] or options["embedding_steps"]):

@@ -64,22 +64,25 @@ def _code_bytes(ids, num_tables, rows_per_table):
     return int(np.ceil(ids * per_id))
 
 
-def _sub_bytes(ids, width, kwargs):
+def _sub_bytes(ids, width, kwargs, table_bits):
     num_tables, rows = kwargs["num_tables"], kwargs.get("rows_per_table", 256)
     # Row scales: one byte per id indexing 256 float32 levels.
     scales = ids + 256 * 4 if kwargs.get("row_scales") else 0
-    return _code_bytes(ids, num_tables, rows) + rows * width * 4 + scales
+    return _code_bytes(ids, num_tables, rows) + rows * width * table_bits // 8 + scales
 
 
-def table_bytes(setting, vocabulary_size, width):
+def table_bytes(setting, vocabulary_size, width, table_bits=32):
     """Bytes a setting's table stores for a `vocabulary_size x width` table: codes,
-    sub-tables (float32), int8 head rows and their scales, row scales.
+    sub-tables (float32, or `table_bits` as a quantization recipe stores them in the
+    file), int8 head rows and their scales, row scales.
 
-    The count of `CompressionReport.stored_bytes` before fitting: the budget is chosen
-    before any k-means runs.
+    At 32 bits the count of `CompressionReport.stored_bytes`, before fitting: the budget
+    is chosen before any k-means runs.
 
     >>> round(table_bytes("split-h8k-k64", 250_037, 384) / 1e6, 1)
-    18.6
+    19.0
+    >>> round(table_bytes("split-h8k-k64", 250_037, 384, table_bits=8) / 1e6, 1)
+    18.7
     """
     if setting not in SETTINGS:
         raise ValueError(f"`setting` must be one of {sorted(SETTINGS)}. Received: {setting!r}")
@@ -87,14 +90,14 @@ def table_bytes(setting, vocabulary_size, width):
     if kind == "split":
         head = kwargs["head_rows"]
         return head * width + head * 4 + _sub_bytes(vocabulary_size - head, width,
-                                                     kwargs["tail_kwargs"])
-    return _sub_bytes(vocabulary_size, width, kwargs)
+                                                     kwargs["tail_kwargs"], table_bits)
+    return _sub_bytes(vocabulary_size, width, kwargs, table_bits)
 
 
 def transformer_bytes(embedder, recipe):
     """Bytes of everything but the token table in a file quantized by `recipe`: the
-    kernels it rounds at its bits with one float32 scale per output column, every other
-    weight in float32."""
+    kernels it rounds at its bits with one float32 scale per output column, the lookup
+    tables (positions, segments) at its `table_bits`, every other weight in float32."""
     recipe = get_recipe(recipe, "quantization")
     table = embedder.backbone.token_embedding
     table_ids = {id(weight) for weight in table.weights}
@@ -108,7 +111,9 @@ def transformer_bytes(embedder, recipe):
     for weight in embedder.weights:
         if id(weight) in table_ids:
             continue
-        total += rounded.get(id(weight), int(np.prod(weight.shape)) * 4)
+        bits = recipe.table_bits if recipe.table_bits and weight.path.endswith("embeddings") \
+            else 32
+        total += rounded.get(id(weight), int(np.prod(weight.shape)) * bits // 8)
     return total
 
 
@@ -125,7 +130,8 @@ def choose_setting(budget_bytes, embedder, recipe="int4_dynamic", ordered_vocabu
     vocabulary_size, width = embedder.backbone.token_embedding.input_dim, \
         embedder.backbone.token_embedding.output_dim
     rest = transformer_bytes(embedder, recipe)
-    sizes = {name: rest + table_bytes(name, vocabulary_size, width) for name in LADDER
+    bits = get_recipe(recipe, "quantization").table_bits or 32
+    sizes = {name: rest + table_bytes(name, vocabulary_size, width, bits) for name in LADDER
              if ordered_vocabulary or not is_split(name)}
     fitting = [name for name, size in sizes.items()
                if budget_bytes is None or size <= budget_bytes]

@@ -36,8 +36,10 @@ def ship(embedder, output, name, formats=FORMATS, recipe="int4_dynamic", mediapi
     beside it. Returns `{format: ExportReport}`.
 
     Example:
-    >>> reports = ship(student, "out", "split-h8k-k64", recipe="int4_dynamic")
-    >>> reports["mediapipe"].file_bytes
+    ```python
+    reports = ship(student, "out", "split-h8k-k64", recipe="int4_dynamic")
+    reports["mediapipe"].file_bytes
+    ```
     """
     output = pathlib.Path(output)
     arguments = {

@@ -149,9 +149,11 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
         A `ShrinkResult`.
 
     Example:
-    >>> result = keras_subembed.recipe.shrink("multilingual-e5-small", "e5_small",
-    ...                                       budget_mb=31)
-    >>> print(result)      # the files, and the smallest one that keeps every language
+    ```python
+    result = keras_subembed.recipe.shrink("multilingual-e5-small", "e5_small",
+                                          budget_mb=31)
+    print(result)      # the files, and the smallest one that keeps every language
+    ```
     """
     started = time.perf_counter()
     # Every argument before any work: a bad value fails in seconds, not after a model loads.

@@ -37,8 +37,10 @@ class TextSets:
         translations: `{locale: [text, ...]}`, row i the translation of `english[i]`.
 
     Example:
-    >>> sets = TextSets(training=my_texts[:-100], held_out={"en": my_texts[-100:]})
-    >>> sets = TextSets.multilingual()          # the offline default: 38 languages, 23 locales
+    ```python
+    sets = TextSets(training=my_texts[:-100], held_out={"en": my_texts[-100:]})
+    sets = TextSets.multilingual()          # the offline default: 38 languages, 23 locales
+    ```
     """
 
     training: list

@@ -45,13 +45,15 @@ def test_the_budget_buys_the_first_setting_of_the_ladder_that_fits():
     assert 0 < rest < sum(int(np.prod(w.shape)) * 4 for w in embedder.weights
                           if w.path.startswith("bert_backbone/token_embedding") is False)
     best, size = choose_setting(None, embedder, ordered_vocabulary=True)
-    assert best == LADDER[0] and size == rest + table_bytes(LADDER[0], 20_000, 64)
+    # The file stores the sub-tables in int8, as int4_dynamic does.
+    assert best == LADDER[0] and size == rest + table_bytes(LADDER[0], 20_000, 64, 8)
+    assert table_bytes(LADDER[0], 20_000, 64, 8) < table_bytes(LADDER[0], 20_000, 64)
     product, _ = choose_setting(None, embedder)  # WordPiece: no split settings
     assert product.startswith("product-")
-    small, small_size = choose_setting(rest + table_bytes("product-k16m256", 20_000, 64),
+    small, small_size = choose_setting(rest + table_bytes("product-k16m256", 20_000, 64, 8),
                                        embedder)
-    assert small == "product-k16m256" and small_size <= rest + table_bytes(
-        "product-k16m256", 20_000, 64)
+    assert small == "product-k16m256" and small_size == rest + table_bytes(
+        "product-k16m256", 20_000, 64, 8)
     with pytest.raises(ValueError, match="No setting fits a budget of 0.0 MB"):
         choose_setting(rest / 2, embedder)
     for bad in (0, -3, float("nan"), "30"):
