@@ -6,9 +6,9 @@ the byte budget, the 30,522 x 384 token table is compressed by
 `SubEmbedding.from_pretrained` and the **undistilled** student is measured:
 token reconstruction cosine (mean over rows), and the mean cosine of its
 sentence vectors to the teacher's on held-out sentences in and out of
-domain (the main job's own evaluation sets). No training: the student is the
-teacher with its token table replaced by the compressed layer's table (a
-lookup of it gives the same vectors as the layer).
+domain (the English job's evaluation sets, `minilm_setup.load_data`). No
+training: the student is the teacher with its token table replaced by the
+compressed layer's table (a lookup of it gives the same vectors as the layer).
 
     python benchmarks/bench_codes.py --output benchmarks/codes
     python benchmarks/bench_codes.py --assignments product --tables 8 16 32 --rows 256
@@ -41,11 +41,10 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
+from minilm_setup import RESERVED_IDS  # noqa: E402  (the English job's data splits)
+from minilm_setup import load_data  # noqa: E402
+from minilm_setup import load_teacher  # noqa: E402
 
-import compress_minilm  # noqa: E402  (the main job: same data splits and runners)
-
-from keras_subembed import datasets  # noqa: E402
 from keras_subembed import evaluation  # noqa: E402
 from keras_subembed.assignment import reconstruction_quality  # noqa: E402
 from keras_subembed.assignment import minimum_rows_per_table  # noqa: E402
@@ -100,9 +99,8 @@ def main(argv=None):
     args = parse_args(argv)
     output = pathlib.Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
-    job_args = compress_minilm.parse_args(["--seed", str(args.seed)])
-    teacher = compress_minilm.load_teacher(datasets.minilm_preset_dir())
-    data = compress_minilm.load_data(job_args)
+    teacher = load_teacher()
+    data = load_data(args.seed)
     sets = {name: evaluation.TokenizedTexts(data[name], teacher.preprocessor)
             for name in ("in_domain", "out_of_domain")}
     # One XLA program per batch shape, reused for every setting: only the
@@ -118,7 +116,7 @@ def main(argv=None):
     reference = {name: tokenized.embed(run) for name, tokenized in sets.items()}
     num_ids, width = table.shape
     dense_bytes = table.nbytes
-    reserved = compress_minilm.RESERVED_IDS
+    reserved = RESERVED_IDS
     weights = {name: None if power is None else token_weights(teacher, data["training"], power)
                for name, power in WEIGHTS.items() if name in args.weights}
 

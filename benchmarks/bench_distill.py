@@ -1,6 +1,6 @@
 """Distillation step time of all-MiniLM-L6-v2 students, per setting and stage, with and without XLA.
 
-The main job's two stages (`examples/compress_minilm.py`): "embedding"
+The recipe's two stages (`keras_subembed.recipe.distil`): "embedding"
 (embedding only, loss on the embedding output: no transformer layer runs)
 and "full" (every weight, losses on the embedding output, the last hidden
 state and the mean-pooled sentence vectors). Batches of `--batch-size`
@@ -18,15 +18,13 @@ import json
 import os
 import platform
 import statistics
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
-from compress_minilm import SETTINGS  # noqa: E402
+from minilm_setup import SETTINGS  # noqa: E402  (clustered codes and DeFINE too)
 
 from keras_subembed.datasets import minilm_preset_dir  # noqa: E402
 from keras_subembed.models import EmbeddingDistiller  # noqa: E402

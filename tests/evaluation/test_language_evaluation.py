@@ -60,6 +60,20 @@ def test_a_model_that_confuses_two_words_loses_their_pairs_with_an_interval(prep
     assert row["cosine"]["en"] == pytest.approx(0.5, abs=1e-4)  # "a b" now reads as "b"
 
 
+def test_each_direction_reports_the_mean_margin_per_locale(preprocessor):
+    measured = evaluation(preprocessor)
+    # One-hot vectors: the right translation at cosine 1, every wrong one at 0.
+    row = measured.measure(one_hot_runner())
+    for direction in ("english_to_locale", "locale_to_english", "query_to_teacher_index"):
+        assert row[direction]["margin"] == {"de": 1.0, "fr": 1.0}
+        assert row[direction]["mean_margin"] == 1.0
+    # "a" and "b" swapped: against the teacher's index 2 of 6 queries find the wrong one,
+    # each by the full cosine (margin -1), the other 4 keep margin 1.
+    row = measured.measure(one_hot_runner(swap=[(5, 6)]))
+    assert row["query_to_teacher_index"]["margin"]["fr"] == pytest.approx((4 - 2) / 6, abs=1e-4)
+    assert row["english_to_locale"]["mean_margin"] == 1.0
+
+
 def test_texts_can_be_embedded_by_a_runtime_that_tokenizes_itself(preprocessor):
     measured = evaluation(preprocessor)
     reference = measured.measure(one_hot_runner())
