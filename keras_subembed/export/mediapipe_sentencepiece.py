@@ -21,11 +21,10 @@ caller can embed the same text in Keras (and measure what it costs).
 
 import keras_hub
 
+from keras_subembed.models.model_files import parse_xlm_roberta_sentencepiece
+
 # XLM-R's ids 0-3, with MediaPipe's names for the two ends of a sequence.
 MEDIAPIPE_SPECIAL_PIECES = ("[CLS]", "<pad>", "[SEP]", "<unk>")
-# The first three pieces of an XLM-R SentencePiece model, which fairseq's
-# four ids replace.
-SENTENCEPIECE_SPECIAL_PIECES = ("<unk>", "<s>", "</s>")
 MEDIAPIPE_SENTENCEPIECE_FILE = "sentencepiece.model"
 ASCII_UPPER_TO_LOWER = str.maketrans(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -63,17 +62,7 @@ def mediapipe_sentencepiece_model(proto):
     """
     from sentencepiece import sentencepiece_model_pb2
 
-    model = sentencepiece_model_pb2.ModelProto()
-    try:
-        model.ParseFromString(proto)
-    except Exception as error:  # protobuf's DecodeError is not a ValueError
-        raise ValueError(f"`proto` is not a serialized SentencePiece model: {error}") from None
-    first = tuple(piece.piece for piece in model.pieces[:3])
-    if first != SENTENCEPIECE_SPECIAL_PIECES:
-        raise ValueError(
-            f"An XLM-R SentencePiece model starts with the pieces {SENTENCEPIECE_SPECIAL_PIECES}; "
-            f"this one starts with {first}."
-        )
+    model = parse_xlm_roberta_sentencepiece(proto, "`proto`")
     kept = list(model.pieces[3:])
     del model.pieces[:]
     piece_type = sentencepiece_model_pb2.ModelProto.SentencePiece.Type
