@@ -12,11 +12,14 @@ from keras_subembed.evaluation.metrics import _as_matrix
 
 def _unit_rows(argument, value):
     array = _as_matrix(argument, value)
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    if np.any(norms == 0):
-        raise ValueError(f"`{argument}` holds a zero vector (row {int(np.argmin(norms))}): "
+    # Each row scaled to a largest |value| of 1 before squaring: the squares of
+    # 1e300 overflow to inf (every cosine 0), those of 1e-200 underflow to 0.
+    scales = np.max(np.abs(array), axis=1, keepdims=True)
+    if np.any(scales == 0):
+        raise ValueError(f"`{argument}` holds a zero vector (row {int(np.argmin(scales))}): "
                          "it has no direction to compare.")
-    return array / norms
+    array = array / scales
+    return array / np.linalg.norm(array, axis=1, keepdims=True)
 
 
 def translation_margins(queries, candidates):
