@@ -152,8 +152,8 @@ def fit_codes(name, table, num_tables, rows_per_table, **keywords):
                 f"Assignment {name!r} takes no option {', '.join(map(repr, unknown))}; "
                 f"its options: {', '.join(sorted(set(parameters) - {'table', 'num_ids'}))}.")
         taken = {key: value for key, value in keywords.items() if key in parameters}
-    if not assignment.reads_table and not isinstance(table, numbers.Integral):
-        table = len(table)
+    if not assignment.reads_table:
+        table = _number_of_ids(name, table)
     codes = assignment.fit(table, num_tables, rows_per_table, **taken)
     # None or a scalar would reach the layer as no codes at all: every token the same vector.
     if codes is None or np.ndim(codes) != 2:
@@ -162,6 +162,17 @@ def fit_codes(name, table, num_tables, rows_per_table, **keywords):
             f"return integer codes of shape (number of ids, num_tables={num_tables}). "
             f"Received: {codes!r:.80}")
     return codes
+
+
+def _number_of_ids(name, table):
+    """V for an assignment that reads no table: `table` is V or a table of V rows."""
+    if isinstance(table, numbers.Integral) and not isinstance(table, bool):
+        return check_positive_int("table", table)
+    if isinstance(table, (str, bytes)) or not hasattr(table, "__len__"):
+        raise ValueError(
+            f"`table` must be the number of ids (a positive int) or a table of that many "
+            f"rows for assignment {name!r}, which reads no vectors. Received: table={table!r:.60}")
+    return len(table)
 
 
 def product_num_tables(width):

@@ -95,6 +95,10 @@ def cross_lingual_retrieval(english, translated, english_index=None, translated_
         if not isinstance(value, dict) or not value:
             raise TypeError(f"`{name}` must be a non-empty dict {{locale: vectors}}. "
                             f"Received: {type(value).__name__}")
+        # Locales are sorted for the report: keys of mixed types cannot be.
+        if not all(isinstance(locale, str) for locale in value):
+            raise TypeError(f"`{name}` must be keyed by locale names (str). "
+                            f"Received keys: {list(value)!r:.120}")
     locales = sorted(english)
     for name, value in sets.items():
         if sorted(value) != locales:

@@ -119,3 +119,14 @@ def test_registration_arguments_are_checked_when_registering(registered, keyword
     with pytest.raises(error, match=message):
         register_assignment("test_checked", stripes, **keywords)
     assert "test_checked" not in ASSIGNMENTS
+
+
+def test_fit_codes_names_a_number_of_ids_that_is_not_one():
+    with pytest.raises(ValueError, match=r"`table` must be the number of ids \(a positive int\) "
+                                         r"or a table of that many rows for assignment 'digits', "
+                                         r"which reads no vectors\. Received: table=10\.5"):
+        registry.fit_codes("digits", 10.5, 2, 4)
+    with pytest.raises(ValueError, match=r"`table` must be a positive integer\. Received: table=0"):
+        registry.fit_codes("digits", 0, 2, 4)
+    assert registry.fit_codes("digits", 10, 2, 4).shape == (10, 2)
+    assert registry.fit_codes("digits", np.zeros((10, 3)), 2, 4).shape == (10, 2)

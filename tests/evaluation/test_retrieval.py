@@ -14,3 +14,10 @@ def test_huge_and_tiny_vectors_are_normalised_without_overflow(scale):
     assert result["accuracy"] == 1.0
     assert result["margin"] == pytest.approx(
         evaluation.translation_retrieval(queries / scale, candidates / scale)["margin"])
+
+
+def test_locales_keyed_by_mixed_types_are_named():
+    vectors = np.eye(3)
+    with pytest.raises(TypeError, match=r"`english` must be keyed by locale names \(str\)\. "
+                                        r"Received keys: \['fr', 7\]"):
+        evaluation.cross_lingual_retrieval({"fr": vectors, 7: vectors}, {"fr": vectors, 7: vectors})
