@@ -28,7 +28,7 @@ def mediapipe_text(text):
     C string, and A-Z lowercased. Its `tokenize` ids are then the ids a
     MediaPipe file feeds its model. Standard library only: copy it into an app.
 
-    >>> mediapipe_text("Paris ÉTÉ\x00 Rome")
+    >>> mediapipe_text("Paris ÉTÉ\\x00 Rome")
     'paris ÉtÉ'
     """
     return text.partition("\x00")[0].translate(_ASCII_UPPER_TO_LOWER)

@@ -41,7 +41,7 @@ def ascii_lowercase(text):
     nothing else.
 
     Example:
-    >>> ascii_lowercase("Paris ÉTÉ İstanbul\x00 Rome")
+    >>> ascii_lowercase("Paris ÉTÉ İstanbul\\x00 Rome")
     'paris ÉtÉ İstanbul'
     """
     return text.partition("\x00")[0].translate(ASCII_UPPER_TO_LOWER)
