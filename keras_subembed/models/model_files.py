@@ -89,6 +89,12 @@ def load_text_embedder(preset, **kwargs):
     >>> embedder = load_text_embedder(multilingual_e5_preset_dir())
     >>> vectors = embedder.predict(["query: how old is the moon"])
     """
+    unknown = sorted(set(kwargs) - set(LOAD_KEYWORDS))
+    if unknown:
+        raise TypeError(
+            f"`load_text_embedder` takes no argument {', '.join(map(repr, unknown))}; it takes "
+            f"the folder and {', '.join(LOAD_KEYWORDS)}. Received: "
+            + ", ".join(f"{name}={kwargs[name]!r:.60}" for name in unknown))
     folder = pathlib.Path(preset)
     if not folder.is_dir():
         raise ValueError(f"`preset` must be a model's folder. Received: "
@@ -100,12 +106,6 @@ def load_text_embedder(preset, **kwargs):
             f"The folder has no tokenizer: its config asks for {', '.join(missing)}, which "
             f"it lacks (it holds {', '.join(found) or 'nothing'}). Copy the model's tokenizer "
             f"files into it. Received: preset={str(preset)!r}")
-    unknown = sorted(set(kwargs) - set(LOAD_KEYWORDS))
-    if unknown:
-        raise TypeError(
-            f"`load_text_embedder` takes no argument {', '.join(map(repr, unknown))}; it takes "
-            f"the folder and {', '.join(LOAD_KEYWORDS)}. Received: "
-            + ", ".join(f"{name}={kwargs[name]!r:.60}" for name in unknown))
     check_model_folder(folder)
     embedder = keras_hub.models.TextEmbedder.from_preset(str(folder), **kwargs)
     return match_model_files(embedder, folder)
