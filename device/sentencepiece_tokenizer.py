@@ -22,6 +22,21 @@ START_ID, PAD_ID, END_ID, UNK_ID = 0, 1, 2, 3
 SENTENCEPIECE_SPECIAL_PIECES = ("<unk>", "<s>", "</s>")
 
 
+def mediapipe_text(text):
+    """`text` as a MediaPipe file's SentencePiece preprocessor tokenizes it (the
+    package's `ascii_lowercase`): cut at the first U+0000, which ends MediaPipe's
+    C string, and A-Z lowercased. Its `tokenize` ids are then the ids a
+    MediaPipe file feeds its model. Standard library only: copy it into an app.
+
+    >>> mediapipe_text("Paris ÉTÉ\\x00 Rome")
+    'paris ÉtÉ'
+    """
+    return text.partition("\x00")[0].translate(_ASCII_UPPER_TO_LOWER)
+
+
+_ASCII_UPPER_TO_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
 class SentencePieceModelError(ValueError):
     """The file is not an XLM-R SentencePiece model."""
 

@@ -124,13 +124,14 @@ def fold_for_uncased_bert(text):
     the combining marks dropped ("café" -> "cafe", "が" -> "か"), then NFC,
     which puts Hangul syllables back together: stopping after NFD, as plain
     accent stripping does, leaves Korean as loose jamo that MediaPipe turns
-    into other ids than the Keras model's. Standard library only: copy it
-    into an app.
+    into other ids than the Keras model's. U+0000 becomes a space: MediaPipe
+    ends the text there, where keras-hub reads a word break. Standard
+    library only: copy it into an app.
 
     >>> fold_for_uncased_bert("Crème Brûlée, Straße, 한국어")
     'creme brulee, strasse, 한국어'
     """
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", text.replace("\x00", " ")).casefold()
     text = "".join(c for c in unicodedata.normalize("NFD", text) if _category(c) != "Mn")
     return unicodedata.normalize("NFC", text)
 

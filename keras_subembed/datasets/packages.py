@@ -11,6 +11,10 @@ def package_dir(package, hint):
     not import on every Python).
     """
     spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
+    if spec is None:
         raise ImportError(hint)
+    if not spec.submodule_search_locations:
+        # Installing it again would not help: `os` is there, as one module.
+        raise ValueError(f"`package` must name a package folder; {package!r} is a single "
+                         f"module, which ships no data files. Received: package={package!r}")
     return pathlib.Path(list(spec.submodule_search_locations)[0])

@@ -4,6 +4,7 @@ import re
 
 import numpy as np
 
+from keras_subembed.checks import check_open_probability
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed
 
@@ -134,11 +135,7 @@ def split_by_document(documents, held_out_fraction=0.2, seed=0, shared_sentence_
     if shared_sentence_words is not None:
         shared_sentence_words = check_positive_int("shared_sentence_words",
                                                    shared_sentence_words)
-    if not 0.0 < held_out_fraction < 1.0:
-        raise ValueError(
-            "`held_out_fraction` must be between 0 and 1 (exclusive). "
-            f"Received: held_out_fraction={held_out_fraction}"
-        )
+    held_out_fraction = check_open_probability("held_out_fraction", held_out_fraction)
     if shared_sentence_words is not None and shared_sentence_words < 1:
         raise ValueError(
             "`shared_sentence_words` must be None or at least 1. "

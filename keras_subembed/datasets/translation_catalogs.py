@@ -9,6 +9,7 @@ files are read) and evaluates on Django's (`django_translation_pairs`).
 
 import gettext
 import re
+import struct
 
 from keras_subembed.checks import check_non_negative_int
 from keras_subembed.datasets.packages import package_dir
@@ -29,6 +30,10 @@ def _package_root(package):
     if not isinstance(package, str) or not package or "." in package:
         raise TypeError(f"`package` must be the name of an installed top-level package. "
                         f"Received: package={package!r}")
+    if not package.isidentifier():
+        # A path is no package name: the pip hint would name it as one.
+        raise ValueError(f"`package` must be a package's name (a Python identifier), not a "
+                         f"path. Received: package={package!r}")
     return package_dir(package, f"No installed package `{package}` to read translation "
                                 f"catalogs from. Install its files (only they are read) with:\n"
                                 f"    python -m pip install --no-deps {package}")
@@ -82,6 +87,18 @@ def catalog_translation_pairs(package, locale, min_letters=8):
     return read_catalog_pairs(files[locale], min_letters)
 
 
+def _read_catalog(path):
+    """The `GNUTranslations` of the `.mo` file `path`, or a `ValueError` naming it."""
+    try:
+        with open(path, "rb") as file:
+            return gettext.GNUTranslations(file)
+    except (OSError, struct.error, UnicodeDecodeError, ValueError, IndexError) as error:
+        if isinstance(error, OSError) and error.errno:
+            raise  # the file cannot be opened: the OS error names it
+        raise ValueError(f"{str(path)!r} is not a readable gettext .mo catalog "
+                         f"({error or 'it is empty or cut short'}).") from None
+
+
 def read_catalog_pairs(paths, min_letters=8):
     """`(English, translation)` pairs of the gettext `.mo` files `paths`, in order.
 
@@ -98,8 +115,7 @@ def read_catalog_pairs(paths, min_letters=8):
         raise TypeError(f"`paths` must be a list of `.mo` file paths. Received: paths={paths!r:.80}")
     pairs, seen_english, seen_translation = [], set(), set()
     for path in paths:
-        with open(path, "rb") as file:
-            translations = gettext.GNUTranslations(file)
+        translations = _read_catalog(path)
         singular_form = translations.plural(1)
         # GNUTranslations keeps its messages in `_catalog`: gettext has no public
         # way to list them.

@@ -17,9 +17,13 @@ code scores a Keras model, a `.tflite` file or a table lookup:
   settings are worth their file size.
 """
 
+import io
+import pathlib
+
 import numpy as np
 
 from keras_subembed import datasets
+from keras_subembed import files
 from keras_subembed.checks import check_finite_array
 from keras_subembed.checks import check_int
 from keras_subembed.checks import check_open_probability
@@ -329,15 +333,42 @@ def _place_labels(axis, labels, xs, ys):
     return texts
 
 
+# Plot formats whose files carry `PLOT_CREATOR` in their metadata: the proof
+# `overwrite` needs before it replaces one.
+PLOT_FORMATS = ("png", "pdf", "svg", "eps", "ps")
+PLOT_CREATOR = "keras_subembed.evaluation.plot_quality_vs_size"
+
+
+def is_plot_file(path):
+    """Whether `path` is a plot `plot_quality_vs_size` wrote (its metadata says so)."""
+    try:
+        return PLOT_CREATOR.encode("ascii") in pathlib.Path(path).read_bytes()
+    except OSError:
+        return False
+
+
+def plot_format(path):
+    """The format `path`'s suffix names, or a `ValueError` listing those written."""
+    suffix = files.as_path(path).suffix.lower().lstrip(".")
+    if suffix not in PLOT_FORMATS:
+        raise ValueError(
+            f"`path` must end in one of {', '.join('.' + name for name in PLOT_FORMATS)}: "
+            f"the file is written in the format its suffix names. Received: path={str(path)!r}")
+    return suffix
+
+
 def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="name",
-                         title=None, axis_labels=None):
-    """Writes a PNG of quality against file size, with the Pareto front.
+                         title=None, axis_labels=None, overwrite=False):
+    """Writes a plot of quality against file size, with the Pareto front.
 
     `rows` are dicts (the rows of a results table); `quality` is one key or a
     list of keys (one panel each); `size` is plotted on a log axis and
     `label` names each point. `axis_labels` maps keys to axis titles (e.g.
     `{"file_mb": "file size (MB)"}`). Rows whose value is missing or None
-    are left out of that panel. Returns `path`.
+    are left out of that panel. The file's format is the one its suffix
+    names (`.png`, `.pdf`, `.svg`, `.eps`, `.ps`); it is written atomically,
+    and an existing file is replaced only with `overwrite=True` and only if
+    this function wrote it. Returns `path`.
 
     >>> rows = [{"name": "teacher", "file_mb": 22.0, "cosine": 1.0},
     ...         {"name": "sub K=2", "file_mb": 9.0, "cosine": 0.9}]
@@ -350,6 +381,8 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+    file_format = plot_format(path)
+    files.check_file_target(path, overwrite, is_plot_file, "a plot this function wrote")
     rows = list(rows)
     axis_labels = dict(axis_labels or {})
     qualities = [quality] if isinstance(quality, str) else list(quality)
@@ -393,6 +426,8 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
     if title:
         figure.suptitle(title)
     figure.tight_layout()
-    figure.savefig(path, dpi=120, format="png")
+    data = io.BytesIO()
+    figure.savefig(data, dpi=120, format=file_format, metadata={"Creator": PLOT_CREATOR})
+    files.write_file(path, data.getvalue(), overwrite, is_plot_file)
     return path
 

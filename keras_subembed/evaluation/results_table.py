@@ -19,9 +19,17 @@ def format_table(rows, columns):
     student  -
     """
     lines = [[title for _, title, _ in columns]]
-    for row in rows:
-        lines.append(["" if key not in row else "-" if row[key] is None else fmt.format(row[key])
-                      for key, _, fmt in columns])
+    for index, row in enumerate(rows):
+        lines.append(["" if key not in row else "-" if row[key] is None
+                      else _cell(fmt, row[key], key, index) for key, _, fmt in columns])
     widths = [max(len(line[i]) for line in lines) for i in range(len(columns))]
     return ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip()
             for line in lines]
+
+
+def _cell(fmt, value, key, index):
+    try:
+        return fmt.format(value)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"Column {key!r} of row {index}: its format {fmt!r} cannot print "
+                         f"{value!r} ({error}).") from None

@@ -12,11 +12,14 @@ from keras_subembed.evaluation.metrics import _as_matrix
 
 def _unit_rows(argument, value):
     array = _as_matrix(argument, value)
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    if np.any(norms == 0):
-        raise ValueError(f"`{argument}` holds a zero vector (row {int(np.argmin(norms))}): "
+    # Each row scaled to a largest |value| of 1 before squaring: the squares of
+    # 1e300 overflow to inf (every cosine 0), those of 1e-200 underflow to 0.
+    scales = np.max(np.abs(array), axis=1, keepdims=True)
+    if np.any(scales == 0):
+        raise ValueError(f"`{argument}` holds a zero vector (row {int(np.argmin(scales))}): "
                          "it has no direction to compare.")
-    return array / norms
+    array = array / scales
+    return array / np.linalg.norm(array, axis=1, keepdims=True)
 
 
 def translation_margins(queries, candidates):
@@ -92,6 +95,10 @@ def cross_lingual_retrieval(english, translated, english_index=None, translated_
         if not isinstance(value, dict) or not value:
             raise TypeError(f"`{name}` must be a non-empty dict {{locale: vectors}}. "
                             f"Received: {type(value).__name__}")
+        # Locales are sorted for the report: keys of mixed types cannot be.
+        if not all(isinstance(locale, str) for locale in value):
+            raise TypeError(f"`{name}` must be keyed by locale names (str). "
+                            f"Received keys: {list(value)!r:.120}")
     locales = sorted(english)
     for name, value in sets.items():
         if sorted(value) != locales:

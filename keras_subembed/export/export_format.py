@@ -56,6 +56,7 @@ class ExportFormat:
     """
 
     description = "a file"  # what refusals call the file: "a .tflite file"
+    format_name = None  # the name `register_format` gives it
     quantizations = (None,)
     # On another backend the export runs in a TensorFlow process on a `.keras`
     # file; a live model is saved to a temporary one first, or else refused.
@@ -77,7 +78,13 @@ class ExportFormat:
 
     def is_ours(self, path):
         """Whether the file at `path` is one this format wrote: all `overwrite` replaces."""
-        raise NotImplementedError
+        raise self.undefined("is_ours(path)")
+
+    def undefined(self, method):
+        """The error of a step this format does not define: which method it must."""
+        return NotImplementedError(
+            f"The export format {self.format_name!r} ({type(self).__name__}) must define "
+            f"`{method}`; see `ExportFormat`'s docstring for what each step returns.")
 
     def check_target(self, path, overwrite, keep):
         """`path` as a `Path` once it may receive the file, else a clear error."""
@@ -96,11 +103,11 @@ class ExportFormat:
 
     def convert(self, scratch):
         """The file's bytes; `scratch` is a free name beside the target for work files."""
-        raise NotImplementedError
+        raise self.undefined("convert(scratch)")
 
     def run(self, data, num_threads=None):
         """A function running the file `data`: `{input name: array}` -> `{output name: array}`."""
-        raise NotImplementedError
+        raise self.undefined("run(data, num_threads=None)")
 
     def rounded_model(self):
         """A copy of the model with its weights rounded as the file stores them, or None."""
@@ -108,7 +115,8 @@ class ExportFormat:
 
     def measure(self, data, path):
         """The report's fields of verification and timing: measured when asked."""
-        checks = dict(max_abs_error=0.0, tolerance=float(TOLERANCES[self.quantization]),
+        # None, not 0.0: an error nobody measured is not a zero error.
+        checks = dict(max_abs_error=None, tolerance=float(TOLERANCES[self.quantization]),
                       verified_sequence_lengths=(), cosine_to_float=None)
         if self.verify:
             error, tolerance, cosine, lengths = self.verify_file(data, path)
@@ -150,7 +158,7 @@ class ExportFormat:
     def file_facts(self, data, embedding):
         """The report's fields the file tells: `embedding_bytes`, `ops`, `outputs`
         (and `quantized_ops`, `constant_bytes` where the format counts them)."""
-        raise NotImplementedError
+        raise self.undefined("file_facts(data, embedding)")
 
     def report(self, path, data, checks):
         embedding = find_token_embedding(self.model)

@@ -18,7 +18,8 @@ class ExportReport:
     embedding's weights (matched by name or shape, transposed or not);
     `dense_embedding_bytes` is the V x d table it stands for, in the layer's
     weight dtype. `max_abs_error` is the largest error of any output over all
-    verification inputs, against Keras; `tolerance` the bound it was held to.
+    verification inputs, against Keras, None when not verified; `tolerance`
+    the bound it was (or would have been) held to.
     `latency_ms` is the median time of one sequence (batch 1,
     `latency_sequence_length` tokens, 1 thread), or None when not measured.
     `cosine_to_float` is the mean cosine of the file's output rows to the
@@ -75,7 +76,8 @@ class ExportReport:
             ("weights", f"{self.quantized_ops} op(s) with integer weights; constants "
              + (", ".join(f"{dtype} {size:,} B" for dtype, size in self.constant_bytes.items())
                 or "none")),
-            ("max abs error", f"{self.max_abs_error:.3g} (tolerance {self.tolerance:.3g}, "
+            ("max abs error", "not verified" if self.max_abs_error is None
+             else f"{self.max_abs_error:.3g} (tolerance {self.tolerance:.3g}, "
              f"sequence lengths {list(self.verified_sequence_lengths)})"),
             ("median latency", "not measured (latency_runs=0)" if self.latency_ms is None
              else f"{self.latency_ms:.2f} ms per sequence of "

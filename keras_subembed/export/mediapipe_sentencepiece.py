@@ -8,24 +8,24 @@ does three things a keras-hub `XLMRobertaTokenizer` does not:
 - it feeds the raw SentencePiece ids, where XLM-R (fairseq, Hugging Face,
   keras-hub) uses `<s>`=0 `<pad>`=1 `</s>`=2 `<unk>`=3 and every other
   piece's SentencePiece id + 1;
-- it lowercases ASCII letters before tokenizing.
+- it lowercases ASCII letters before tokenizing;
+- it ends the text at its first U+0000.
 
 `mediapipe_sentencepiece_model` rewrites only the piece table, so the first
 two disappear: pieces 0-3 become "[CLS]", "<pad>", "[SEP]", "<unk>" and
 every other piece moves up by one, so each piece's id *is* the model's id,
 with no change to the exported graph (the padding MediaPipe writes, 0, sits
-under a zero mask). The lowercasing cannot be undone: "Paris" reaches the
-model as "paris". `ascii_lowercase` is what MediaPipe does to a text, so a
+under a zero mask). The lowercasing and the cut cannot be undone: "Paris" reaches
+the model as "paris". `ascii_lowercase` is what MediaPipe does to a text, so a
 caller can embed the same text in Keras (and measure what it costs).
 """
 
 import keras_hub
 
+from keras_subembed.models.model_files import parse_xlm_roberta_sentencepiece
+
 # XLM-R's ids 0-3, with MediaPipe's names for the two ends of a sequence.
 MEDIAPIPE_SPECIAL_PIECES = ("[CLS]", "<pad>", "[SEP]", "<unk>")
-# The first three pieces of an XLM-R SentencePiece model, which fairseq's
-# four ids replace.
-SENTENCEPIECE_SPECIAL_PIECES = ("<unk>", "<s>", "</s>")
 MEDIAPIPE_SENTENCEPIECE_FILE = "sentencepiece.model"
 ASCII_UPPER_TO_LOWER = str.maketrans(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -36,13 +36,15 @@ def is_xlm_roberta_tokenizer(tokenizer):
 
 
 def ascii_lowercase(text):
-    """`text` as MediaPipe's text preprocessor tokenizes it: A-Z lowercased, nothing else.
+    """`text` as MediaPipe's text preprocessor tokenizes it: cut at the first
+    U+0000 (MediaPipe reads a C string, which ends there), A-Z lowercased,
+    nothing else.
 
     Example:
-    >>> ascii_lowercase("Paris ÉTÉ İstanbul")
+    >>> ascii_lowercase("Paris ÉTÉ İstanbul\\x00 Rome")
     'paris ÉtÉ İstanbul'
     """
-    return text.translate(ASCII_UPPER_TO_LOWER)
+    return text.partition("\x00")[0].translate(ASCII_UPPER_TO_LOWER)
 
 
 def mediapipe_sentencepiece_model(proto):
@@ -63,17 +65,7 @@ def mediapipe_sentencepiece_model(proto):
     """
     from sentencepiece import sentencepiece_model_pb2
 
-    model = sentencepiece_model_pb2.ModelProto()
-    try:
-        model.ParseFromString(proto)
-    except Exception as error:  # protobuf's DecodeError is not a ValueError
-        raise ValueError(f"`proto` is not a serialized SentencePiece model: {error}") from None
-    first = tuple(piece.piece for piece in model.pieces[:3])
-    if first != SENTENCEPIECE_SPECIAL_PIECES:
-        raise ValueError(
-            f"An XLM-R SentencePiece model starts with the pieces {SENTENCEPIECE_SPECIAL_PIECES}; "
-            f"this one starts with {first}."
-        )
+    model = parse_xlm_roberta_sentencepiece(proto, "`proto`")
     kept = list(model.pieces[3:])
     del model.pieces[:]
     piece_type = sentencepiece_model_pb2.ModelProto.SentencePiece.Type

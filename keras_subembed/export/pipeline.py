@@ -5,6 +5,7 @@ check -> stage -> convert -> verify -> write -> report. A format
 """
 
 from keras_subembed import files
+from keras_subembed.export.export_format import ExportFormat
 from keras_subembed.export import tensorflow_process
 from keras_subembed.export.model_parts import check_float_kernels
 from keras_subembed.export.model_parts import load_model
@@ -21,9 +22,17 @@ def register_format(name):
     ... class NpzFormat(ExportFormat):
     ...     ...
     """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"`name` must be a non-empty str (what `export(..., format=name)` "
+                        f"takes). Received: name={name!r}")
+
     def register(cls):
+        if not (isinstance(cls, type) and issubclass(cls, ExportFormat)):
+            raise TypeError(f"`register_format({name!r})` decorates a subclass of "
+                            f"`ExportFormat`. Received: {cls!r}")
         if name in FORMATS:
             raise ValueError(f"The export format {name!r} is registered already.")
+        cls.format_name = name
         FORMATS[name] = cls
         return cls
 
@@ -62,7 +71,7 @@ def export(model, filepath, format="tflite", overwrite=False, **kwargs):
     >>> report = export(embedder, "minilm.tflite", format="tflite", quantization="dynamic")
     >>> print(report)
     """
-    if format not in FORMATS:
+    if not isinstance(format, str) or format not in FORMATS:
         raise ValueError(f"`format` must be one of {sorted(FORMATS)}. Received: format={format!r}")
     exporter = FORMATS[format](**kwargs)  # the format's own checks
     source = model_path(model)
@@ -74,5 +83,8 @@ def export(model, filepath, format="tflite", overwrite=False, **kwargs):
     exporter.stage(check_float_kernels(load_model(model)))
     data = exporter.convert(files.staging_name(path))
     checks = exporter.measure(data, path)
+    # The report reads the file's bytes (a format's `file_facts` may fail): made
+    # before the file moves into place, a failure leaves nothing behind.
+    report = exporter.report(path, data, checks)
     exporter.write(path, data, overwrite)
-    return exporter.report(path, data, checks)
+    return report

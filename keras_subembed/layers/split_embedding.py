@@ -107,7 +107,14 @@ class SplitEmbedding(CompressedEmbedding):
         if head_rows >= table.shape[0]:
             raise ValueError(f"`head_rows` must be less than the table's {table.shape[0]} "
                              f"rows. Received: head_rows={head_rows}")
+        if tail_kwargs is not None and not isinstance(tail_kwargs, dict):
+            raise TypeError("`tail_kwargs` must be a dict of `SubEmbedding.from_pretrained` "
+                            f"arguments. Received: tail_kwargs={tail_kwargs!r}")
         tail_kwargs = dict(tail_kwargs or {})
+        if token_weights is not None and "token_weights" in tail_kwargs:
+            raise ValueError(
+                "Pass `token_weights` once: as `token_weights` (one per row of `table`) or in "
+                "`tail_kwargs` (one per tail row), not both; one would be ignored.")
         if token_weights is not None:
             token_weights = check_token_weights(token_weights, table.shape[0], name="token_weights")
             tail_kwargs["token_weights"] = token_weights[head_rows:]

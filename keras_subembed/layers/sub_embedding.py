@@ -17,6 +17,7 @@ from keras_subembed.assignment.packing import packed_width
 from keras_subembed.assignment.product import shared_code_tokens
 from keras_subembed.assignment.product import sub_widths
 from keras_subembed.assignment.reconstruction import least_squares_sub_tables
+from keras_subembed.assignment.registry import FIT_KEYWORDS
 from keras_subembed.assignment.registry import fit_codes
 from keras_subembed.assignment.registry import get_assignment
 from keras_subembed.assignment.scale_levels import SCALE_LEVELS
@@ -304,6 +305,16 @@ class SubEmbedding(CompressedEmbedding):
         if token_weights is not None:
             token_weights = check_token_weights(token_weights, table.shape[0], "token_weights")
         named = assignment if isinstance(assignment, str) and assignment != "explicit" else None
+        if assignment_options is not None and not isinstance(assignment_options, dict):
+            raise TypeError(
+                "`assignment_options` must be a dict of the assignment's own options (e.g. "
+                f"{{'iterations': 10}}). Received: assignment_options={assignment_options!r}")
+        shared = sorted(set(assignment_options or {}) & set(FIT_KEYWORDS))
+        if shared:
+            raise ValueError(
+                f"`assignment_options` holds {', '.join(map(repr, shared))}, an argument of "
+                f"`from_pretrained` itself: pass it as such (e.g. {shared[0]}=...). "
+                f"Received: assignment_options={assignment_options!r}")
         if named is None and assignment_options:
             raise ValueError(
                 "`assignment_options` go to a named assignment; codes given as an array "

@@ -6,6 +6,8 @@ from keras import ops
 
 from keras_subembed.checks import check_id_values
 from keras_subembed.layers.compressed_embedding import known_values
+from keras_subembed.length_order import check_texts
+from keras_subembed.length_order import shown
 
 SUPPORTED_INPUTS = ("token_ids", "padding_mask", "segment_ids")
 
@@ -188,27 +190,20 @@ def check_sentences(x, preprocessor):
     if preprocessor is None:
         raise TypeError(
             "This model has no preprocessor: give `predict` a dict "
-            f"{{'token_ids', 'padding_mask'}}. Received: x={_shown(x)}"
+            f"{{'token_ids', 'padding_mask'}}. Received: x={shown(x)}"
         )
     texts = [x] if isinstance(x, str) else x
     if not isinstance(texts, (list, tuple, np.ndarray)):
         raise TypeError(
             "`x` must be a list of sentences (strings) or a dict of token ids. "
-            f"Received: x={_shown(x)}"
+            f"Received: x={shown(x)}"
         )
-    if len(texts) == 0:
-        raise ValueError(f"`x` holds no sentences: nothing to embed. Received: x={_shown(x)}")
     if any(isinstance(part, np.ndarray) and part.dtype.kind in "iuf" for part in texts):
         raise TypeError(
             "`x` holds arrays of numbers: token ids go in a dict "
-            f"{{'token_ids', 'padding_mask'}}, not a list or tuple. Received: x={_shown(x)}"
+            f"{{'token_ids', 'padding_mask'}}, not a list or tuple. Received: x={shown(x)}"
         )
-    for text in np.asarray(texts, dtype=object).reshape(-1):
-        if not isinstance(text, (str, bytes)):
-            raise TypeError(
-                "`x` must hold sentences (strings). "
-                f"Received: an element {text!r} of type {type(text).__name__}"
-            )
+    check_texts("x", texts)
 
 
 def is_dataset(x):
@@ -218,8 +213,3 @@ def is_dataset(x):
     except ImportError:  # pragma: no cover - TensorFlow ships with the package
         return False
     return isinstance(x, tf.data.Dataset)
-
-
-def _shown(x):
-    text = repr(x)
-    return text if len(text) <= 80 else text[:77] + "..."

@@ -8,6 +8,7 @@ normaliser, `sentence_bert_config.json`'s `max_seq_length`,
 
 import json
 import pathlib
+import re
 
 import keras_hub
 
@@ -75,13 +76,25 @@ def load_text_embedder(preset, **kwargs):
 
     Refused with a `ValueError` naming the folder: a folder without the
     tokenizer file its config asks for, and a tokenizer with more ids than
-    the token table has rows.
+    the token table has rows. Refused with a `ValueError` naming the file
+    and the field (`check_model_folder`): config sizes that are not positive
+    integers, weights of more or fewer layers than `num_hidden_layers`, a
+    token table of another `vocab_size`, a `max_seq_length` past the
+    position table, a SentencePiece model that is unreadable or not XLM-R's
+    (`<unk>`, `<s>`, `</s>` first). Keyword arguments other than
+    `LOAD_KEYWORDS` are refused with a `TypeError`.
 
     Example:
 
     >>> embedder = load_text_embedder(multilingual_e5_preset_dir())
     >>> vectors = embedder.predict(["query: how old is the moon"])
     """
+    unknown = sorted(set(kwargs) - set(LOAD_KEYWORDS))
+    if unknown:
+        raise TypeError(
+            f"`load_text_embedder` takes no argument {', '.join(map(repr, unknown))}; it takes "
+            f"the folder and {', '.join(LOAD_KEYWORDS)}. Received: "
+            + ", ".join(f"{name}={kwargs[name]!r:.60}" for name in unknown))
     folder = pathlib.Path(preset)
     if not folder.is_dir():
         raise ValueError(f"`preset` must be a model's folder. Received: "
@@ -93,8 +106,106 @@ def load_text_embedder(preset, **kwargs):
             f"The folder has no tokenizer: its config asks for {', '.join(missing)}, which "
             f"it lacks (it holds {', '.join(found) or 'nothing'}). Copy the model's tokenizer "
             f"files into it. Received: preset={str(preset)!r}")
+    check_model_folder(folder)
     embedder = keras_hub.models.TextEmbedder.from_preset(str(folder), **kwargs)
     return match_model_files(embedder, folder)
+
+
+# What `load_text_embedder` passes on to keras-hub's `TextEmbedder.from_preset`.
+LOAD_KEYWORDS = ("load_weights", "dtype", "pooling_mode", "normalize")
+# The first three pieces of an XLM-R SentencePiece model, which fairseq's
+# four ids (`<s>`, `<pad>`, `</s>`, `<unk>`) replace.
+SENTENCEPIECE_SPECIAL_PIECES = ("<unk>", "<s>", "</s>")
+# config.json's sizes keras-hub builds the model from.
+_CONFIG_SIZES = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                 "max_position_embeddings")
+
+
+def parse_xlm_roberta_sentencepiece(proto, source):
+    """The `ModelProto` of the serialized SentencePiece model `proto`, else a
+    `ValueError` naming `source`: bytes that are not a model, or a model
+    without XLM-R's first pieces (its ids would not be the model's)."""
+    from sentencepiece import sentencepiece_model_pb2
+
+    model = sentencepiece_model_pb2.ModelProto()
+    try:
+        model.ParseFromString(proto)
+    except Exception as error:  # protobuf's DecodeError is not a ValueError
+        raise ValueError(f"{source} is not a serialized SentencePiece model: {error}") from None
+    first = tuple(piece.piece for piece in model.pieces[:3])
+    if first != SENTENCEPIECE_SPECIAL_PIECES:
+        raise ValueError(
+            f"An XLM-R SentencePiece model starts with the pieces {SENTENCEPIECE_SPECIAL_PIECES}; "
+            f"{source} starts with {first}."
+        )
+    return model
+
+
+def check_model_folder(folder):
+    """`ValueError` naming the file and the field for what keras-hub would take
+    on trust: sizes in `config.json` it cannot build, weights the config leaves
+    unused or does not fit, a length past the position table, a SentencePiece
+    model that is not XLM-R's."""
+    folder = pathlib.Path(folder)
+    config_path = folder / "config.json"
+    if not config_path.is_file():
+        return  # keras-hub names what it misses
+    config = read_json(config_path)
+    if config.get("model_type") not in ("bert", "distilbert", "roberta", "xlm-roberta"):
+        return
+    sizes = {}
+    for name in _CONFIG_SIZES:
+        if name in config:
+            try:
+                sizes[name] = check_positive_int(name, config[name])
+            except ValueError:
+                raise ValueError(f"{str(config_path)!r} sets `{name}` to {config[name]!r}; "
+                                 "expected a positive integer.") from None
+    heads, hidden = sizes.get("num_attention_heads"), sizes.get("hidden_size")
+    if heads and hidden and hidden % heads:
+        raise ValueError(f"{str(config_path)!r} sets `num_attention_heads` to {heads}, which "
+                         f"does not divide `hidden_size`={hidden}.")
+    positions = sizes.get("max_position_embeddings")
+    limit_path = folder / "sentence_bert_config.json"
+    limit = model_sequence_limit(folder)
+    if positions and limit is not None and limit > positions:
+        raise ValueError(f"{str(limit_path)!r} sets `max_seq_length` to {limit}, beyond the "
+                         f"{positions} positions of config.json's `max_position_embeddings`.")
+    if "sentencepiece.bpe.model" in model_tokenizer_files(folder):
+        path = folder / "sentencepiece.bpe.model"
+        parse_xlm_roberta_sentencepiece(path.read_bytes(), repr(str(path)))
+    check_weights_fit_config(folder / "model.safetensors", sizes)
+
+
+def check_weights_fit_config(path, sizes):
+    """`ValueError` when `model.safetensors` holds layers the config does not use
+    or a token table of another `vocab_size`: keras-hub would drop or misread them."""
+    if not path.is_file():
+        return
+    try:
+        from safetensors import safe_open
+    except ImportError:  # keras-hub cannot read the file either, and says so
+        return
+    try:
+        with safe_open(str(path), framework="numpy") as weights:
+            shapes = {name: weights.get_slice(name).get_shape() for name in weights.keys()}
+    except Exception as error:  # safetensors raises its own SafetensorError
+        raise ValueError(f"{str(path)!r} is not a readable safetensors file: {error}") from None
+    config_path = path.with_name("config.json")
+    layers = {int(match.group(1)) for name in shapes
+              for match in [re.search(r"(?:^|\.)(?:encoder\.)?layers?\.(\d+)\.", name)] if match}
+    wanted = sizes.get("num_hidden_layers")
+    if wanted is not None and layers and layers != set(range(wanted)):
+        raise ValueError(
+            f"{str(path)!r} holds weights of {len(layers)} layers (numbered "
+            f"{min(layers)}..{max(layers)}); {str(config_path)!r} sets `num_hidden_layers` to "
+            f"{wanted}. Weights the config does not use would be dropped silently.")
+    table = [shape for name, shape in shapes.items()
+             if name.endswith("embeddings.word_embeddings.weight")]
+    if table and sizes.get("vocab_size") is not None and table[0][0] != sizes["vocab_size"]:
+        raise ValueError(
+            f"{str(config_path)!r} sets `vocab_size` to {sizes['vocab_size']}; the token "
+            f"table in {str(path)!r} has {table[0][0]} rows.")
 
 
 def model_tokenizer_files(preset):

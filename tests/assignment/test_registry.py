@@ -85,3 +85,48 @@ def test_the_registry_names_what_it_holds_and_cannot_be_edited_in_place(register
         register_assignment("test_signs", stripes)
     with pytest.raises(ValueError, match="other than \"explicit\""):
         register_assignment("explicit", stripes)
+
+
+def test_an_assignment_whose_fit_returns_no_codes_is_refused(registered):
+    register_assignment("test_nothing", lambda num_ids, num_tables, rows_per_table: None,
+                        reads_table=False)
+    with pytest.raises(ValueError, match=r"Assignment 'test_nothing': its fit '<lambda>' must "
+                                         r"return integer codes of shape \(number of ids, "
+                                         r"num_tables=3\)\. Received: None"):
+        SubEmbedding(40, 6, num_tables=3, rows_per_table=7, assignment="test_nothing")
+
+
+def test_only_digit_codes_may_be_unstored(registered):
+    # The layer computes only digit codes in its graph: any other unstored
+    # assignment would give every token the same vector.
+    with pytest.raises(ValueError, match=r"`stored=False` is only for the digit codes.*"
+                                         r"Received: stored=False for 'test_unstored' "
+                                         r"\(fit='stripes'\)"):
+        register_assignment("test_unstored", stripes, reads_table=False, stored=False)
+    assert "test_unstored" not in ASSIGNMENTS
+
+
+@pytest.mark.parametrize("keywords, error, message", [
+    ({"num_tables": 5}, TypeError,
+     r"`num_tables` must be None or a callable `width -> K`.*Received: num_tables=5"),
+    ({"reads_table": "no"}, ValueError, r"`reads_table` must be a bool\. Received: reads_table='no'"),
+    ({"rows_per_table": "7"}, ValueError,
+     r"`rows_per_table` must be a positive integer\. Received: rows_per_table='7'"),
+    ({"distinct_codes": None}, ValueError, r"`distinct_codes` must be a bool"),
+    ({"stored": 0}, ValueError, r"`stored` must be a bool\. Received: stored=0"),
+])
+def test_registration_arguments_are_checked_when_registering(registered, keywords, error, message):
+    with pytest.raises(error, match=message):
+        register_assignment("test_checked", stripes, **keywords)
+    assert "test_checked" not in ASSIGNMENTS
+
+
+def test_fit_codes_names_a_number_of_ids_that_is_not_one():
+    with pytest.raises(ValueError, match=r"`table` must be the number of ids \(a positive int\) "
+                                         r"or a table of that many rows for assignment 'digits', "
+                                         r"which reads no vectors\. Received: table=10\.5"):
+        registry.fit_codes("digits", 10.5, 2, 4)
+    with pytest.raises(ValueError, match=r"`table` must be a positive integer\. Received: table=0"):
+        registry.fit_codes("digits", 0, 2, 4)
+    assert registry.fit_codes("digits", 10, 2, 4).shape == (10, 2)
+    assert registry.fit_codes("digits", np.zeros((10, 3)), 2, 4).shape == (10, 2)

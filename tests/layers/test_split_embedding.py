@@ -113,3 +113,19 @@ def test_head_rows_is_required_from_a_table(table):
 def test_tflite_matches_keras(layer):
     runner, model = tflite_masked_lm(layer)
     assert_tflite_matches_keras(runner, model, VOCAB, WIDTH)
+
+
+def test_token_weights_given_twice_are_refused(table):
+    weights = np.ones(VOCAB)
+    with pytest.raises(ValueError, match=r"Pass `token_weights` once: as `token_weights` \(one "
+                                         r"per row of `table`\) or in `tail_kwargs`.*not both"):
+        SplitEmbedding.from_pretrained(
+            table, head_rows=HEAD, token_weights=weights,
+            tail_kwargs={**TAIL, "token_weights": weights[HEAD:]})
+
+
+def test_tail_kwargs_must_be_a_dict(table):
+    with pytest.raises(TypeError, match=r"`tail_kwargs` must be a dict of "
+                                        r"`SubEmbedding.from_pretrained` arguments\. "
+                                        r"Received: tail_kwargs='product'"):
+        SplitEmbedding.from_pretrained(table, head_rows=HEAD, tail_kwargs="product")

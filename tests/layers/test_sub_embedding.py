@@ -440,3 +440,16 @@ def test_tflite_of_column_layout_logits_is_builtins_only_and_matches(monkeypatch
     runner, model = tflite_masked_lm(layer)
     assert_no_table_sized_tensor(runner.tensor_shapes(), vocab, width)
     assert_tflite_matches_keras(runner, model, vocab, width)
+
+
+def test_assignment_options_must_be_a_dict_of_the_assignments_own_options():
+    table = np.random.default_rng(0).normal(size=(60, 8)).astype("float32")
+    with pytest.raises(TypeError, match=r"`assignment_options` must be a dict of the "
+                                        r"assignment's own options.*Received: "
+                                        r"assignment_options='balanced'"):
+        SubEmbedding.from_pretrained(table, 2, 8, assignment_options="balanced")
+    with pytest.raises(ValueError, match=r"`assignment_options` holds 'seed', an argument of "
+                                         r"`from_pretrained` itself: pass it as such "
+                                         r"\(e\.g\. seed=\.\.\.\)\. Received: "
+                                         r"assignment_options=\{'seed': 5\}"):
+        SubEmbedding.from_pretrained(table, 2, 8, assignment_options={"seed": 5})
