@@ -133,7 +133,9 @@ def _distil_once(teacher, student, preprocessor, texts, pairs, options, seed, ve
                           embedding_learning_rate=options["embedding_learning_rate"])
         if verbose:
             print(f"  distillation '{stage}': {steps} steps", flush=True)
-        history = distiller.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=verbose).history
+        # The dataset is shuffled by its own seed (`distillation_dataset`).
+        history = distiller.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=verbose,
+                                shuffle=False).history
         losses[stage] = round(float(history["loss"][-1]), 4)
         for key, name in (("pair_loss", "pair"), ("sentence_cosine", "sentence_cosine")):
             if key in history:
