@@ -107,7 +107,7 @@ def distil(teacher, student, texts, pairs=None, verbose=2, **options):
                                    options["seed"] + run, verbose))
         if options["runs"] > 1:
             finals.append([variable.numpy() for variable in student.weights])
-    for variable, *values in zip(student.weights, *finals):
+    for variable, *values in zip(student.weights, *finals) if finals else ():
         if np.issubdtype(values[0].dtype, np.floating):
             variable.assign(np.mean(values, axis=0, dtype="float64").astype(values[0].dtype))
     return {key: round(float(np.mean([run[key] for run in losses])), 4) for key in losses[0]}

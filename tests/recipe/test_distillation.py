@@ -39,6 +39,12 @@ def test_runs_distil_from_the_same_start_and_keep_the_mean_of_their_weights(monk
     np.testing.assert_allclose(layer.kernel.numpy(), [3.0, 6.0])  # mean of [2, 4] and [4, 8]
     np.testing.assert_array_equal(layer.codes.numpy(), [1, 1])
     assert losses == {"full": 1.5, "full_pair": 0.5}
+    # One run keeps its own weights.
+    starts.clear()
+    layer.kernel.assign([1.0, 1.0])
+    assert distillation.distil(None, model, ["a"], runs=1, verbose=0) == {
+        "full": 1.0, "full_pair": 0.5}
+    np.testing.assert_allclose(layer.kernel.numpy(), [2.0, 4.0])
     # No steps: nothing runs and nothing changes.
     assert distillation.distil(None, model, ["a"], steps=0, verbose=0) == {}
 
