@@ -11,6 +11,7 @@ from keras_subembed.tflite_metadata import METADATA_NAME
 from keras_subembed.tflite_metadata import WRITTEN_BY
 from keras_subembed.export.model_parts import export_metadata
 from keras_subembed.export.onnx_quantization import constant_bytes
+from keras_subembed.export.onnx_quantization import folded_constants
 from keras_subembed.export.onnx_quantization import int4_rounded
 from keras_subembed.export.onnx_quantization import quantize
 from keras_subembed.export.onnx_quantization import quantized_op_count
@@ -134,11 +135,14 @@ def convert(model, serving_inputs, quantization, scratch):
                   for name, dtype, shape in serving_inputs.specs}]
     float_path = scratch / "float32.onnx"
     serving_model.export(str(float_path), format="onnx", verbose=False, input_signature=signature)
-    if quantization is None:
-        return float_path.read_bytes()
     import onnx
 
-    return quantize(onnx.load(str(float_path)), quantization, scratch)
+    # Folded, the float file loses the duplicate kernels tf2onnx leaves (multilingual-e5's
+    # attention kernels twice: 127 MB -> 106 MB), and the quantizers see every weight.
+    proto = folded_constants(onnx.load(str(float_path)), scratch)
+    if quantization is None:
+        return proto.SerializeToString()
+    return quantize(proto, quantization, scratch)
 
 
 def with_onnx_metadata(data, values):

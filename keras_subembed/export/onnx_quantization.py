@@ -28,12 +28,11 @@ QUANTIZED_OPS = ("MatMulNBits", "MatMulInteger", "DynamicQuantizeMatMul", "Gathe
 
 
 def quantize(proto, quantization, scratch):
-    """`proto` (a float `onnx.ModelProto`) with its MatMul weights quantized,
-    as bytes; `scratch` is a folder for work files. Raises an
-    `ExportVerificationError` when a large float weight is left."""
+    """`proto` (a float `onnx.ModelProto`, `folded_constants`) with its MatMul
+    weights quantized, as bytes; `scratch` is a folder for work files. Raises
+    an `ExportVerificationError` when a large float weight is left."""
     import onnx
 
-    proto = folded_constants(proto, scratch)
     gemm_as_matmul(proto)
     if quantization == "dynamic":
         from onnxruntime.quantization import QuantType
@@ -65,7 +64,9 @@ def folded_constants(proto, scratch):
 
     tf2onnx leaves some kernels behind a `Reshape` (an `EinsumDense` with two
     input axes: attention's output projection), which the quantizers see as
-    a computed, not a constant, weight and would leave in float32.
+    a computed, not a constant, weight and would leave in float32; and it
+    keeps a second, reshaped copy of attention's query, key and value kernels
+    that only a `Shape` reads.
     """
     import onnx
     import onnxruntime
