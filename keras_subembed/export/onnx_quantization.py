@@ -53,7 +53,8 @@ def quantize(proto, quantization, scratch):
         quantizer.process()
         proto = quantizer.model.model
     else:
-        raise ValueError(f"No ONNX weight quantization {quantization!r}.")
+        raise ValueError("`quantization` must be 'dynamic' or 'int4' to quantize an ONNX graph. "
+                         f"Received: quantization={quantization!r}")
     check_weights_quantized(proto, quantization)
     return proto.SerializeToString()
 

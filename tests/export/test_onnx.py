@@ -1,6 +1,7 @@
 """A compressed BERT embedder ships as a verified `.onnx` file, float32, int8 and int4, from either backend."""
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 import keras_subembed
 from keras_subembed.export import export_onnx
+from keras_subembed.export.output_parity import TOLERANCES
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "models"))
 from test_compressed_text_embedder import SUB  # noqa: E402
@@ -111,9 +113,11 @@ def test_int4_verification_refuses_a_file_with_a_noisy_token_table(small, tmp_pa
     real_convert = onnx_module.convert
     monkeypatch.setattr(onnx_module, "convert",
                         lambda _, *args, **kwargs: real_convert(noisy, *args, **kwargs))
-    with pytest.raises(ExportVerificationError, match="differs from Keras by up to"):
+    with pytest.raises(ExportVerificationError, match="differs from Keras by up to") as refused:
         export_onnx(small, tmp_path / "noisy.onnx", quantization="int4")
     assert list(tmp_path.iterdir()) == []
+    error = float(re.search(r"by up to (\S+) ", str(refused.value)).group(1))
+    assert error < TOLERANCES["int4"]  # what the fixed bound alone would have let through
 
 
 @pytest.mark.parametrize("kwargs, match", [
