@@ -9,6 +9,8 @@ integer arrays (uint8 codes, int8 head rows) are gathered, not multiplied,
 and stay as Keras stored them.
 """
 
+import logging
+
 import keras
 import numpy as np
 
@@ -48,9 +50,17 @@ def quantize(proto, quantization, scratch):
     elif quantization == "int4":
         from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
-        quantizer = MatMulNBitsQuantizer(proto, bits=4, block_size=INT4_BLOCK_SIZE,
-                                         is_symmetric=True)
-        quantizer.process()
+        # It logs a line per node it leaves (thousands on multilingual-e5) at INFO,
+        # which its own import makes the root logger's level.
+        logger = logging.getLogger(MatMulNBitsQuantizer.__module__)
+        level = logger.level
+        logger.setLevel(max(level, logging.WARNING))
+        try:
+            quantizer = MatMulNBitsQuantizer(proto, bits=4, block_size=INT4_BLOCK_SIZE,
+                                             is_symmetric=True)
+            quantizer.process()
+        finally:
+            logger.setLevel(level)
         proto = quantizer.model.model
     else:
         raise ValueError("`quantization` must be 'dynamic' or 'int4' to quantize an ONNX graph. "
