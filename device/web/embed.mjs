@@ -22,6 +22,9 @@ export function embedTexts(texts) {
   return texts.map((text) => Array.from(embedder.embed(text).embeddings[0].floatEmbedding));
 }
 
+// drive.mjs's name for it: every page module embeds its own kind of input.
+export const embedInputs = embedTexts;
+
 export function medianEmbedMs(text, runs) {
   const times = [];
   for (let i = 0; i < runs; i++) {

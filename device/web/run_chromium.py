@@ -7,7 +7,10 @@ embeds the same texts with Python's `mediapipe.tasks.python.text.TextEmbedder`
 on the same file. Prints the cosine per text; exits 1 when their mean is
 below --min-cosine (dynamic-range files differ a little between the wasm and
 native int8 kernels, so single texts may fall lower). Nothing is downloaded: run `npm ci` in device/web once, and
-install Chromium (`apt-get install chromium`).
+install Chromium (`apt-get update && apt-get install -y chromium`). The
+page may ask for nothing beyond 127.0.0.1 (drive.mjs refuses it, and this
+script then fails). `run_chromium_onnx.py` does the same for an `.onnx` file
+in ONNX Runtime Web.
 
     python device/web/run_chromium.py minilm_mediapipe.tflite
     python device/web/run_chromium.py e5_mediapipe.tflite --texts texts.txt --runs 20 --json web.json
@@ -42,17 +45,17 @@ DEFAULT_TEXTS = [
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):
-    """device/web/ as files, the model at MODEL_ROUTE; ES modules and wasm with their MIME types."""
+    """device/web/ as files, the model at its route; ES modules and wasm with their MIME types."""
 
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
                       ".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm"}
 
-    def __init__(self, *args, model_path, **kwargs):
-        self.model_path = model_path
+    def __init__(self, *args, model_path, model_route, **kwargs):
+        self.model_path, self.model_route = model_path, model_route
         super().__init__(*args, directory=str(WEB), **kwargs)
 
     def translate_path(self, path):
-        if path.split("?")[0] == MODEL_ROUTE:
+        if path.split("?")[0] == self.model_route:
             return str(self.model_path)
         return super().translate_path(path)
 
@@ -60,30 +63,37 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def serve(model_path):
+def serve(model_path, model_route=MODEL_ROUTE):
     """A server on 127.0.0.1 (a free port) in a daemon thread."""
     server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Handler, model_path=model_path))
+        ("127.0.0.1", 0), functools.partial(Handler, model_path=model_path, model_route=model_route))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
 
-def browser_vectors(model_path, texts, chromium, runs):
-    """{vectors, loadMs, medianEmbedMs, userAgent, logs} from the page in headless Chromium."""
-    server = serve(model_path)
+def browser_vectors(model_path, inputs, chromium, runs, page="index.html", module="./embed.mjs",
+                    model_route=MODEL_ROUTE):
+    """{vectors, loadMs, medianEmbedMs, userAgent, logs} from `page` in headless Chromium,
+    embedding `inputs` (texts for MediaPipe's page) with its `module` (see drive.mjs)."""
+    server = serve(model_path, model_route)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            texts_file = pathlib.Path(tmp) / "texts.json"
-            texts_file.write_text(json.dumps(texts), encoding="utf-8")
-            page = f"http://127.0.0.1:{server.server_address[1]}/index.html"
+            inputs_file = pathlib.Path(tmp) / "inputs.json"
+            inputs_file.write_text(json.dumps(inputs), encoding="utf-8")
+            url = f"http://127.0.0.1:{server.server_address[1]}/{page}"
             result = subprocess.run(
-                ["node", str(WEB / "drive.mjs"), page, MODEL_ROUTE, str(texts_file), chromium, str(runs)],
+                ["node", str(WEB / "drive.mjs"), url, module, model_route, str(inputs_file),
+                 chromium, str(runs)],
                 capture_output=True, text=True, cwd=WEB, timeout=600)
     finally:
         server.shutdown()
     if result.returncode != 0:
         raise SystemExit(f"error: the page failed:\n{result.stderr.strip()}")
-    return json.loads(result.stdout)
+    figures = json.loads(result.stdout)
+    if figures["offLoopback"]:
+        raise SystemExit(f"error: the page asked for files beyond 127.0.0.1 (refused): "
+                         f"{figures['offLoopback'][:5]}")
+    return figures
 
 
 def python_vectors(model_path, texts, runs):
@@ -122,7 +132,7 @@ def parse_arguments(argv):
     if not (WEB / "node_modules" / "@mediapipe" / "tasks-text").is_dir():
         parser.error(f"run `npm ci` in {WEB} first (it installs @mediapipe/tasks-text and puppeteer-core)")
     if not pathlib.Path(args.chromium).is_file():
-        parser.error(f"no Chromium at {args.chromium} (apt-get install chromium, or pass --chromium)")
+        parser.error(f"no Chromium at {args.chromium} (apt-get update && apt-get install -y chromium, or pass --chromium)")
     return args
 
 

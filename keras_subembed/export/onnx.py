@@ -1,4 +1,4 @@
-"""Keras model -> `.onnx` file (Keras' own ONNX export), float32 or int8, verified with ONNX Runtime."""
+"""Keras model -> `.onnx` file (Keras' own ONNX export), float32, int8 or int4, verified with ONNX Runtime."""
 
 import json
 import pathlib
@@ -10,13 +10,19 @@ from keras_subembed.export.flatbuffer import weight_shapes
 from keras_subembed.tflite_metadata import METADATA_NAME
 from keras_subembed.tflite_metadata import WRITTEN_BY
 from keras_subembed.export.model_parts import export_metadata
+from keras_subembed.export.onnx_quantization import constant_bytes
+from keras_subembed.export.onnx_quantization import folded_constants
+from keras_subembed.export.onnx_quantization import int4_rounded
+from keras_subembed.export.onnx_quantization import quantize
+from keras_subembed.export.onnx_quantization import quantized_op_count
 from keras_subembed.export.pipeline import export
 from keras_subembed.export.pipeline import register_format
 from keras_subembed.export.signature import serving_function
 from keras_subembed.export.tflite import scratch_folder
 
-ONNX_HELP = ('ONNX export needs `tf2onnx`, `onnx` and `onnxruntime` '
-             '(python -m pip install tf2onnx onnx onnxruntime; or this package\'s "test" extra).')
+ONNX_HELP = ('ONNX export needs `tf2onnx`, `onnx`, `onnxruntime` and, for int4, `onnx-ir` '
+             '(python -m pip install tf2onnx onnx onnxruntime onnx-ir; or this package\'s '
+             '"onnx" extra).')
 
 
 @register_format("onnx")
@@ -26,12 +32,13 @@ class ONNXFormat(ExportFormat):
     description = "an .onnx file"
     # None: float32 as Keras exports it; "dynamic": ONNX Runtime's dynamic
     # quantization (int8 weights, activations quantized per call), the int8
-    # file browsers and ORT Mobile run.
-    quantizations = (None, "dynamic")
+    # file browsers and ORT Mobile run; "int4": ONNX Runtime's MatMulNBits
+    # (int4 weights in blocks of 32 inputs), about the size of the int4 .tflite.
+    quantizations = (None, "dynamic", "int4")
 
     def __init__(self, quantization=None, **kwargs):
         super().__init__(quantization=quantization, **kwargs)
-        import_onnx_tools()
+        import_onnx_tools(quantization)
 
     def is_ours(self, path):
         return is_onnx_file(path)
@@ -47,10 +54,21 @@ class ONNXFormat(ExportFormat):
         names = [output.name for output in session.get_outputs()]
         return lambda sample: dict(zip(names, session.run(names, sample)))
 
+    def rounded_model(self):
+        # The int4 file is held to Keras with its kernels rounded by ONNX
+        # Runtime's own int4 rounding: a file whose weights are not the
+        # model's (a wrong kernel, a wrong table) errs far more than that.
+        return int4_rounded(self.model) if self.quantization == "int4" else None
+
     def file_facts(self, data, embedding):
+        import onnx
+
+        proto = onnx.load_from_string(data)
         return dict(
-            embedding_bytes=embedding_initializer_bytes(data, embedding),
-            ops=op_types(data),
+            embedding_bytes=embedding_initializer_bytes(proto, embedding),
+            ops=tuple(sorted({node.op_type for node in proto.graph.node})),
+            quantized_ops=quantized_op_count(proto),
+            constant_bytes=constant_bytes(proto),
             outputs=tuple(sorted(output.name for output in inference_session(data).get_outputs())),
         )
 
@@ -70,8 +88,17 @@ def export_onnx(model, path, **kwargs):
     Args:
         model: a `keras.Model` or a path to a `.keras` file.
         path: the `.onnx` file to write (atomically, after verification).
-        quantization: `None` (float32) or `"dynamic"` (ONNX Runtime's
-            dynamic quantization: int8 weights).
+        quantization: `None` (float32), `"dynamic"` (ONNX Runtime's
+            dynamic quantization: int8 weights per output channel) or
+            `"int4"` (ONNX Runtime's `MatMulNBitsQuantizer`: symmetric int4
+            weights in blocks of 32 inputs, one float32 scale each, run by
+            the `MatMulNBits` op of ONNX Runtime's CPU, mobile and web
+            builds). Either quantizes every MatMul weight of 1024 values or
+            more (a float one left raises `ExportVerificationError`); the
+            token embedding's integer arrays stay as they are. Tolerances
+            (`TOLERANCES`, a fraction of the largest |output|): `"dynamic"`
+            0.1; `"int4"` 0.5 and at most 4 times the error of Keras with
+            its kernels rounded by ONNX Runtime's own int4 rounding.
         overwrite: replace an existing `.onnx` file this package wrote.
         verify, sample_inputs, sequence_lengths, latency_runs: as for
             `export_tflite`; the file runs in ONNX Runtime (timing: 1 thread).
@@ -85,10 +112,14 @@ def export_onnx(model, path, **kwargs):
     return export(model, path, format="onnx", **kwargs)
 
 
-def import_onnx_tools():
+def import_onnx_tools(quantization=None):
+    """Fail before converting when a tool the export needs is missing."""
     try:
         import onnx  # noqa: F401
         import onnxruntime  # noqa: F401
+
+        if quantization == "int4":  # it imports onnx-ir, which onnxruntime does not require
+            import onnxruntime.quantization.matmul_nbits_quantizer  # noqa: F401
     except ImportError as error:
         raise ImportError(f"{ONNX_HELP} ({error})") from error
 
@@ -104,54 +135,14 @@ def convert(model, serving_inputs, quantization, scratch):
                   for name, dtype, shape in serving_inputs.specs}]
     float_path = scratch / "float32.onnx"
     serving_model.export(str(float_path), format="onnx", verbose=False, input_signature=signature)
+    import onnx
+
+    # Folded, the float file loses the duplicate kernels tf2onnx leaves (multilingual-e5's
+    # attention kernels twice: 127 MB -> 106 MB), and the quantizers see every weight.
+    proto = folded_constants(onnx.load(str(float_path)), scratch)
     if quantization is None:
-        return float_path.read_bytes()
-    from onnxruntime.quantization import QuantType
-    from onnxruntime.quantization import quantize_dynamic
-
-    int8_path, matmul_path = scratch / "int8.onnx", scratch / "matmul.onnx"
-    import onnx
-
-    proto = onnx.load(str(float_path))
-    gemm_as_matmul(proto)
-    onnx.save(proto, str(matmul_path))
-    # Per channel: one scale per output column, as TFLite's dynamic range
-    # (per tensor: cosine 0.96 to Keras on MiniLM, per channel 0.99).
-    quantize_dynamic(str(matmul_path), str(int8_path), weight_type=QuantType.QInt8,
-                     per_channel=True)
-    return int8_path.read_bytes()
-
-
-def gemm_as_matmul(proto):
-    """Rewrite `Gemm(A, B, C)` with a constant B as `MatMul(A, B) + C`, in place.
-
-    tf2onnx writes 2-D `Dense` layers as `Gemm`, which ONNX Runtime's dynamic
-    quantization leaves in float32 (about half of MiniLM's transformer); as
-    MatMul its weights become int8.
-    """
-    import onnx
-    from onnx import numpy_helper
-
-    initializers = {i.name: i for i in proto.graph.initializer}
-    transposed, nodes = set(), []
-    for node in proto.graph.node:
-        attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-        plain = (attributes.get("alpha", 1.0) == 1.0 and not attributes.get("transA", 0)
-                 and (len(node.input) < 3 or attributes.get("beta", 1.0) == 1.0))
-        if node.op_type != "Gemm" or not plain or node.input[1] not in initializers:
-            nodes.append(node)
-            continue
-        weight = initializers[node.input[1]]
-        if attributes.get("transB", 0) and weight.name not in transposed:  # shared: once
-            transposed.add(weight.name)
-            weight.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(weight).T, weight.name))
-        product = node.output[0] + "/matmul" if len(node.input) > 2 else node.output[0]
-        nodes.append(onnx.helper.make_node("MatMul", node.input[:2], [product], node.name + "/matmul"))
-        if len(node.input) > 2:
-            nodes.append(onnx.helper.make_node("Add", [product, node.input[2]], node.output,
-                                               node.name + "/bias"))
-    del proto.graph.node[:]
-    proto.graph.node.extend(nodes)
+        return proto.SerializeToString()
+    return quantize(proto, quantization, scratch)
 
 
 def with_onnx_metadata(data, values):
@@ -198,13 +189,7 @@ def inference_session(data, num_threads=None):
     return onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
 
 
-def op_types(data):
-    import onnx
-
-    return tuple(sorted({node.op_type for node in onnx.load_from_string(data).graph.node}))
-
-
-def embedding_initializer_bytes(data, embedding):
+def embedding_initializer_bytes(proto, embedding):
     """Bytes of the initializers shaped like the embedding layer's weights (either orientation)."""
     import onnx
 
@@ -212,7 +197,7 @@ def embedding_initializer_bytes(data, embedding):
         return 0
     shapes = weight_shapes(embedding)
     total = 0
-    for initializer in onnx.load_from_string(data).graph.initializer:
+    for initializer in proto.graph.initializer:
         if tuple(initializer.dims) in shapes:
             total += onnx.numpy_helper.to_array(initializer).nbytes
     return total

@@ -28,7 +28,7 @@ def quantized_layers(model, recipe):
     each built `Dense` / `EinsumDense` outside a token embedding."""
     recipe = get_recipe(recipe)
     found = []
-    for layer in _kernel_layers(model):
+    for layer in kernel_layers(model):
         if layer.built:
             rounding = recipe.rounding_for(layer._kernel.path)
             if rounding is not None:
@@ -36,7 +36,7 @@ def quantized_layers(model, recipe):
     return found
 
 
-def _kernel_layers(model):
+def kernel_layers(model):
     """Every `Dense` / `EinsumDense` of `model` outside a token embedding, built or not."""
     # An embedding's own layers (ALONE's feed-forward network) are part of
     # the compressed table, which stays float as the file stores it.
@@ -101,7 +101,7 @@ def rounded_kernels(model, recipe):
     recipe = get_recipe(recipe)
     saved = []
     try:
-        for layer in _kernel_layers(model):
+        for layer in kernel_layers(model):
             saved.append((layer, layer.__class__, getattr(layer, "_fake_quant", None)))
             layer.__class__ = _fake_quant_class(layer.__class__)
             # The rounding is looked up at call time: a layer built inside

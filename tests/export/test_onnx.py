@@ -1,6 +1,7 @@
-"""A compressed BERT embedder ships as a verified `.onnx` file, float32 and int8, from either backend."""
+"""A compressed BERT embedder ships as a verified `.onnx` file, float32, int8 and int4, from either backend."""
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 import keras_subembed
 from keras_subembed.export import export_onnx
+from keras_subembed.export.output_parity import TOLERANCES
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "models"))
 from test_compressed_text_embedder import SUB  # noqa: E402
@@ -27,10 +29,15 @@ def small():
 
 
 # On JAX the export runs in a TensorFlow process whatever the quantization: the
-# float file covers that path there, the int8 one (ONNX Runtime's quantizer, the
-# same code in that process) is tested once, on TensorFlow.
-@pytest.mark.parametrize("quantization", [None, pytest.param("dynamic", marks=pytest.mark.tensorflow_only(
-    reason="the same TensorFlow-process export as the float file on JAX; quantized once"))])
+# float file covers that path there, the int8 and int4 ones (ONNX Runtime's
+# quantizers, the same code in that process) are tested once, on TensorFlow.
+QUANTIZED_ONCE = pytest.mark.tensorflow_only(
+    reason="the same TensorFlow-process export as the float file on JAX; quantized once")
+QUANTIZED_OPS = {"dynamic": "MatMulInteger", "int4": "MatMulNBits"}
+
+
+@pytest.mark.parametrize("quantization", [None] + [
+    pytest.param(name, marks=QUANTIZED_ONCE) for name in QUANTIZED_OPS])
 def test_the_onnx_file_gives_the_keras_vectors_in_onnx_runtime(small, tmp_path, quantization):
     import onnxruntime
 
@@ -40,7 +47,9 @@ def test_the_onnx_file_gives_the_keras_vectors_in_onnx_runtime(small, tmp_path, 
     assert report.verified_sequence_lengths == (16, 24)  # dynamic length, one file
     assert report.cosine_to_float > (0.9999 if quantization is None else 0.999)
     if quantization:
-        assert "MatMulInteger" in report.ops  # int8 weights, ONNX Runtime's dynamic kernels
+        # Every transformer kernel (2 layers x q, k, v, output, 2 feed-forward) in ONNX
+        # Runtime's integer kernels.
+        assert QUANTIZED_OPS[quantization] in report.ops and report.quantized_ops == 12
     # The caller's own session, on the preprocessor's features, against this backend's model.
     session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     features = small.preprocessor(TEXTS)
@@ -67,8 +76,54 @@ def test_overwrite_replaces_our_file_and_never_a_foreign_one(small, tmp_path):
     assert foreign.read_bytes() == b"not ours"
 
 
+@QUANTIZED_ONCE
+def test_the_int4_file_is_the_smallest_and_keeps_the_embedding_integer(small, tmp_path):
+    reports = {quantization: export_onnx(small, tmp_path / f"{quantization}.onnx",
+                                         quantization=quantization, verify=quantization == "int4")
+               for quantization in (None, "dynamic", "int4")}
+    int4 = reports["int4"]
+    assert int4.file_bytes < reports["dynamic"].file_bytes and int4.file_bytes < reports[None].file_bytes
+    # Held to Keras with ONNX Runtime's own int4 rounding: the file computes just that.
+    assert int4.max_abs_error <= int4.tolerance < 0.01
+    weights = {name: report.constant_bytes for name, report in reports.items()}
+    assert weights["int4"]["int4"] < weights["dynamic"]["int8"]
+    # The product codes are gathered, never multiplied: uint8 as Keras stores them,
+    # and no float copy of the V x d table.
+    codes = small.backbone.token_embedding.codes
+    assert weights["int4"]["uint8"] == weights[None]["uint8"] == codes.shape[0] * codes.shape[1]
+    assert weights["int4"]["float32"] < weights[None]["float32"] / 4
+    assert int4.embedding_bytes == reports[None].embedding_bytes
+
+
+@QUANTIZED_ONCE
+def test_int4_verification_refuses_a_file_with_a_noisy_token_table(small, tmp_path, monkeypatch):
+    """As for .tflite (issue 20 item 11): int4's fixed bound (half the largest
+    |output|) would pass a wrong table; the rounded reference does not."""
+    from keras_subembed.export import onnx as onnx_module
+    from keras_subembed.export.errors import ExportVerificationError
+    from keras_subembed.export.model_parts import copy_model
+    from keras_subembed.models.token_embedding import find_token_embedding
+
+    noisy = copy_model(small)
+    rng = np.random.default_rng(0)
+    for weight in find_token_embedding(noisy).weights:
+        value = keras.ops.convert_to_numpy(weight)
+        if value.dtype.kind == "f":
+            weight.assign(value + 0.05 * value.std() * rng.standard_normal(value.shape))
+    real_convert = onnx_module.convert
+    monkeypatch.setattr(onnx_module, "convert",
+                        lambda _, *args, **kwargs: real_convert(noisy, *args, **kwargs))
+    with pytest.raises(ExportVerificationError, match="differs from Keras by up to") as refused:
+        export_onnx(small, tmp_path / "noisy.onnx", quantization="int4")
+    assert list(tmp_path.iterdir()) == []
+    error = float(re.search(r"by up to (\S+) ", str(refused.value)).group(1))
+    assert error < TOLERANCES["int4"]  # what the fixed bound alone would have let through
+
+
 @pytest.mark.parametrize("kwargs, match", [
-    ({"quantization": "int4"}, "quantization"),
+    # A .tflite recipe's name is not an ONNX quantization.
+    ({"quantization": "int4_dynamic"}, "`quantization` must be one of .*'int4'.* "
+                                       "Received: quantization='int4_dynamic'"),
     ({"sequence_lengths": [0]}, "sequence_lengths"),
     ({"latency_runs": -1}, "latency_runs"),
     ({"overwrite": "False"}, "`overwrite` must be a bool"),  # issue 32 item 12
