@@ -11,9 +11,9 @@ rounded in place (`round_weights`) and it is evaluated with the recipe's evaluat
 (`LanguageEvaluation`) against the teacher. Every config trains on the defaults' prose and
 is judged on the defaults' held-out text and messages: the text flags other than the pairs'
 are the defaults' for all. Keras with rounded kernels is what the int4 file computes
-(RESULTS.md, "Session 2026-11-27 (third)"), so each config costs one distillation, not a
-job. Runs differ in their dropout draws only (`keras.utils.set_random_seed` is called once,
-before any tokenizer is made: see README).
+(history/2026-results-diary.md, "Session 2026-11-27 (third)"), so each config costs one
+distillation, not a job. Runs differ in their dropout draws only
+(`keras.utils.set_random_seed` is called once, before any tokenizer is made: see README).
 
     python -m pip install --no-deps "wagtail==8.0.1"
     python benchmarks/bench_multilingual_distillation.py \

@@ -560,7 +560,7 @@ class SubEmbedding(CompressedEmbedding):
     def _gathered_logits(self, scores, codes):
         codes = ops.cast(codes, "int32")
         code_columns = ops.unstack(codes, self.num_tables, axis=1)
-        # Measured on a 2-core CPU (benchmarks/RESULTS.md, P=2,048, V=50,265):
+        # Measured on a 2-core CPU (benchmarks/history/2026-results-diary.md, P=2,048, V=50,265):
         # under XLA, gathering along the last axis of each (N, M) score
         # matrix is fused with the sum into one pass that writes the (N, V)
         # output once, 1.7-7x faster than gathering rows of the transposed

@@ -89,8 +89,8 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
     Inside `fit` both run as Keras runs a model being fitted, the frozen
     teacher with its dropout too: a student that starts as the teacher's copy
     then learns to match it under the same noise, which kept each language's
-    held-out cosine higher than targets from the teacher at inference (RESULTS.md,
-    "Session 2026-11-27 (fifth)").
+    held-out cosine higher than targets from the teacher at inference
+    (benchmarks/history/2026-results-diary.md, "Session 2026-11-27 (fifth)").
 
     `teacher` and `student` are keras-hub `TextEmbedder`s (e.g. a
     `BertTextEmbedder` and `keras_subembed.compress` of it: the pooling and
