@@ -36,6 +36,9 @@ class ONNXFormat(ExportFormat):
     def is_ours(self, path):
         return is_onnx_file(path)
 
+    def file_metadata(self, path):
+        return read_onnx_metadata(pathlib.Path(path).read_bytes())
+
     def convert(self, scratch):
         with scratch_folder(scratch) as folder:
             data = convert(self.model, self.serving_inputs, self.quantization,
@@ -72,7 +75,10 @@ def export_onnx(model, path, **kwargs):
         path: the `.onnx` file to write (atomically, after verification).
         quantization: `None` (float32) or `"dynamic"` (ONNX Runtime's
             dynamic quantization: int8 weights).
-        overwrite: replace an existing `.onnx` file this package wrote.
+        overwrite: replace an existing `.onnx` file this package wrote (and
+            the tokenizer file beside it that the export wrote).
+        tokenizer_file: write the model's tokenizer beside the file, as for
+            `export_tflite` (`minilm.onnx` gets `minilm.vocab.txt`).
         verify, sample_inputs, sequence_lengths, latency_runs: as for
             `export_tflite`; the file runs in ONNX Runtime (timing: 1 thread).
 
