@@ -2,7 +2,6 @@
 
 import math
 
-import keras
 import keras_hub
 import numpy as np
 
@@ -66,7 +65,7 @@ def token_counts(tokenizer, texts):
     counts = []
     for start in range(0, len(texts), CHUNK):
         seen = [ascii_lowercase(text) for text in texts[start:start + CHUNK]]
-        ids = tokenizer(keras.ops.convert_to_tensor(seen))
+        ids = tokenizer(seen)
         if hasattr(ids, "row_lengths"):  # tf.RaggedTensor on TensorFlow
             counts.extend(np.asarray(ids.row_lengths()).tolist())
         else:  # lists of ids on the other backends
