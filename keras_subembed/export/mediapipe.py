@@ -137,7 +137,8 @@ class MediaPipeFormat(ExportFormat):
         # MediaPipe lowercases A-Z; a WordPiece model here lowercases anyway.
         seen = [ascii_lowercase(text) for text in self.texts]
         got = {"embedding": np.stack([self.task.embed(text) for text in self.texts])}
-        models = [self.model] + ([self.converted] if self.recipe else [])
+        stored_kernels = self.rounded_model()
+        models = [self.model] + ([stored_kernels] if stored_kernels is not None else [])
         want, *rounded = ({"embedding": vectors}
                           for vectors in keras_vectors(models, seen, self.sequence_length))
         parity = OutputParity(what)
