@@ -18,6 +18,7 @@ from keras_subembed.export.flatbuffer import embedding_constant_bytes
 from keras_subembed.export.flatbuffer import op_names
 from keras_subembed.export.flatbuffer import quantized_op_count
 from keras_subembed.tflite_metadata import read_model
+from keras_subembed.tflite_metadata import with_buffers_inline
 from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
 from keras_subembed.export.mediapipe_metadata import import_mediapipe
 from keras_subembed.export.mediapipe_metadata import metadata_writer
@@ -119,7 +120,10 @@ class MediaPipeFormat(ExportFormat):
             )
         # MediaPipe's metadata last, after any quantization: it appends the
         # vocabulary as a zip past the flatbuffer, which rewriting the
-        # flatbuffer afterwards would cut off.
+        # flatbuffer afterwards would cut off. Its writer rewrites the
+        # flatbuffer itself: the quantizer's buffers by offset come inside first.
+        if self.recipe:
+            flatbuffer = with_buffers_inline(flatbuffer)
         return with_mediapipe_metadata(flatbuffer, tokenizer_file(self.tokenizer), self.model.name)
 
     def rounded_model(self):

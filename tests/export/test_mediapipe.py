@@ -27,9 +27,9 @@ TEXTS = ["The police said the road was closed.", "Rain in the CITY, one new game
          "the market (news) said: two people", "world"]
 
 
-def uncased_embedder(strip_accents=False, lowercase=True):
+def uncased_embedder(strip_accents=False, lowercase=True, sizes=SIZES):
     keras.utils.set_random_seed(3)
-    backbone = keras_hub.models.BertBackbone(len(VOCABULARY), **SIZES)
+    backbone = keras_hub.models.BertBackbone(len(VOCABULARY), **sizes)
     tokenizer = keras_hub.models.BertTokenizer(
         vocabulary=VOCABULARY, lowercase=lowercase, strip_accents=strip_accents)
     preprocessor = keras_hub.models.BertTextEmbedderPreprocessor(tokenizer, sequence_length=12)
@@ -245,3 +245,21 @@ def test_the_fixed_length_helper_names_a_model_it_cannot_read(small):
     with pytest.raises(TypeError, match="`tokenizer_or_embedder` must be a keras-hub "
                        "TextEmbedder.*Received: tokenizer_or_embedder=CompressedBertBackbone"):
         mediapipe_sequence_length(small.backbone, ["the city"])
+
+
+@tensorflow_only
+def test_an_int4_file_past_the_quantizers_256_kb_keeps_its_buffers_under_the_metadata(tmp_path):
+    """ai-edge-quantizer stores a larger model's buffers past the flatbuffer, by offset;
+    MediaPipe's metadata writer, rewriting the flatbuffer, broke them: "buffer 129
+    specified an out of range offset" on multilingual-e5-small's student."""
+    from keras_subembed.export.mediapipe import MIN_COSINE
+    from keras_subembed.export.output_parity import row_cosines
+
+    embedder = uncased_embedder(sizes=dict(SIZES, num_layers=1, hidden_dim=256,
+                                           intermediate_dim=1024))
+    report = export_mediapipe(embedder, tmp_path / "int4.tflite", quantization="int4_dynamic",
+                              texts=TEXTS)
+    assert report.constant_bytes["int4"] > 256 * 1024
+    got = mediapipe_vectors(tmp_path / "int4.tflite", TEXTS)
+    want = rounded_vectors(embedder, "int4_dynamic", [t.lower() for t in TEXTS], 12)
+    assert row_cosines(got, want).mean() > MIN_COSINE["int4_dynamic"]
