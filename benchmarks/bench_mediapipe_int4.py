@@ -9,9 +9,10 @@ exports, one after another:
 - `export_tflite(..., quantization="int4_dynamic")`: the `.tflite` file and
   the SentencePiece model beside it (`.spm`);
 - `export_mediapipe(..., quantization="int4_dynamic")` at the fixed length
-  `mediapipe_sequence_length` chooses for the texts (and at `--sequence-length`,
-  the job's 128): the file MediaPipe's `TextEmbedder` runs, which holds the
-  int4 transformer and the renumbered SentencePiece model;
+  `mediapipe_sequence_length` chooses for the texts (or `--sequence-length`):
+  the file MediaPipe's `TextEmbedder` runs, which holds the int4 transformer
+  and the renumbered SentencePiece model (the length changes no constant:
+  the file's size is the same at any length);
 - with `--dynamic`, the dynamic-range MediaPipe file it replaces.
 
 Each MediaPipe file is verified by the export (MediaPipe's vectors against
@@ -50,10 +51,12 @@ def parse_args(argv=None):
     parser.add_argument("--output", type=pathlib.Path, default=pathlib.Path("mediapipe_int4"))
     parser.add_argument("--per-script", type=int, default=8,
                         help="dataset-build sentences per script, to verify on and choose the length")
-    parser.add_argument("--sequence-length", type=int, default=128,
-                        help="the multilingual job's fixed MediaPipe length")
+    parser.add_argument("--sequence-length", type=int,
+                        help="the MediaPipe files' fixed length (default: the one "
+                        "mediapipe_sequence_length chooses for 99%% of the texts)")
     parser.add_argument("--dynamic", action="store_true",
                         help="also export the dynamic-range MediaPipe file, for comparison")
+    parser.add_argument("--no-tflite", action="store_true", help="skip the int4 .tflite file")
     parser.add_argument("--json", type=pathlib.Path, help="write the results here")
     return parser.parse_args(argv)
 
@@ -96,18 +99,19 @@ def main(argv=None):
     chosen = mediapipe_sequence_length(student, texts, coverage=0.99)
     print(f"{len(texts)} texts; mediapipe_sequence_length(coverage=0.99) = {chosen}", flush=True)
 
-    results = {"texts": len(texts), "chosen_sequence_length": chosen, "files": []}
-    report = export_tflite(student, args.output / f"student.{RECIPE}.tflite", quantization=RECIPE,
-                           overwrite=True)
-    spm = pathlib.Path(report.tokenizer_path)
-    results["files"].append({"file": pathlib.Path(report.path).name, "format": "tflite",
-                             "quantization": RECIPE, "file_mb": round(report.file_bytes / 1e6, 2),
-                             "tokenizer_mb": round(spm.stat().st_size / 1e6, 2),
-                             "cosine_to_float": round(report.cosine_to_float, 5)})
-    print(report, flush=True)
-    exports = [(RECIPE, length) for length in dict.fromkeys([chosen, args.sequence_length])]
-    if args.dynamic:
-        exports.append(("dynamic", args.sequence_length))
+    spm_bytes = len(student.preprocessor.tokenizer.proto)
+    results = {"texts": len(texts), "chosen_sequence_length": chosen,
+               "sentencepiece_mb": round(spm_bytes / 1e6, 2), "files": []}
+    if not args.no_tflite:
+        report = export_tflite(student, args.output / f"student.{RECIPE}.tflite",
+                               quantization=RECIPE, overwrite=True)
+        results["files"].append({"file": pathlib.Path(report.path).name, "format": "tflite",
+                                 "quantization": RECIPE, "file_mb": round(report.file_bytes / 1e6, 2),
+                                 "tokenizer_file": report.tokenizer_path,
+                                 "cosine_to_float": round(report.cosine_to_float, 5)})
+        print(report, flush=True)
+    length = args.sequence_length or chosen
+    exports = [(RECIPE, length)] + ([("dynamic", length)] if args.dynamic else [])
     for quantization, length in exports:
         gc.collect()
         path = args.output / f"student.mediapipe.{quantization}.{length}.tflite"
