@@ -398,10 +398,13 @@ def export_files(model, name, output, quantizations):
 
 def shipped_files(model, name, output, args):
     files = export_files(model, name, output, [None, "dynamic", args.int4_recipe])
+    # The int4 transformer, as the .tflite file: MediaPipe's file is it plus the tokenizer.
     report = export_mediapipe(model, output / f"{name}.mediapipe.tflite",
-                              quantization="dynamic", sequence_length=args.mediapipe_length,
+                              quantization=args.int4_recipe, sequence_length=args.mediapipe_length,
                               overwrite=True, latency_runs=20)
     files["mediapipe"] = {"path": str(report.path), "file_mb": round(report.file_bytes / 1e6, 2),
+                          "quantization": report.quantization,
+                          "sequence_length": report.sequence_length,
                           "latency_ms": round(report.latency_ms, 2)}
     report = export_onnx(model, output / f"{name}.onnx", overwrite=True)
     files["onnx"] = {"path": str(report.path), "file_mb": round(report.file_bytes / 1e6, 2)}
