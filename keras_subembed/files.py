@@ -7,8 +7,8 @@ same target. Nothing is replaced unless `overwrite`, and `overwrite` only
 replaces what an export wrote, proven by content the export controls, never
 a file merely of the right kind: a `.tflite` file carries the metadata entry
 `keras_subembed`, a SavedModel folder the marker `assets.extra/keras_subembed.json`,
-a JSON report the key `written_by`, and a vocabulary is one whose
-fingerprint the `.tflite` file beside it records.
+a JSON report the key `written_by`, and a tokenizer file (a vocabulary,
+a SentencePiece model) is one whose fingerprint the model file beside it records.
 """
 
 import contextlib
@@ -89,25 +89,27 @@ def read_vocabulary(path):
         return None
 
 
-def is_exported_vocabulary(path, tflite_path):
-    """Whether `path` holds the vocabulary whose fingerprint `tflite_path` records."""
-    try:
-        metadata = read_metadata(pathlib.Path(tflite_path).read_bytes())
-    except OSError:
+def is_exported_tokenizer_file(path, metadata):
+    """Whether `path` holds the vocabulary or SentencePiece model whose
+    fingerprint `metadata` (a model file's `keras_subembed` entry, or None) records."""
+    if not metadata:
         return False
+    if metadata.get("sentencepiece_sha256"):
+        try:
+            data = pathlib.Path(path).read_bytes()
+        except OSError:
+            return False
+        return metadata["sentencepiece_sha256"] == sentencepiece_fingerprint(data)
     tokens = read_vocabulary(path)
-    return (metadata is not None and tokens is not None
-            and metadata.get("vocabulary_sha256") == vocabulary_fingerprint(tokens))
+    return tokens is not None and metadata.get("vocabulary_sha256") == vocabulary_fingerprint(tokens)
 
 
-def is_exported_sentencepiece(path, tflite_path):
-    """Whether `path` holds the SentencePiece model whose fingerprint `tflite_path` records."""
+def tflite_metadata_of(tflite_path):
+    """The `keras_subembed` metadata of the `.tflite` file at `tflite_path`, or None."""
     try:
-        metadata = read_metadata(pathlib.Path(tflite_path).read_bytes())
-        data = pathlib.Path(path).read_bytes()
+        return read_metadata(pathlib.Path(tflite_path).read_bytes())
     except OSError:
-        return False
-    return metadata is not None and metadata.get("sentencepiece_sha256") == sentencepiece_fingerprint(data)
+        return None
 
 
 # How a refusal names the overwrite switch: the argument; `--overwrite` on

@@ -33,6 +33,18 @@ def write_model(model):
     return flatbuffer_utils.convert_object_to_bytearray(model)
 
 
+def with_buffers_inline(flatbuffer):
+    """`flatbuffer` (under 2 GB) with every buffer inside the flatbuffer itself.
+
+    ai-edge-quantizer writes a model whose buffers pass 256 KB with them past
+    the flatbuffer, by offset; a writer that rewrites the flatbuffer and not
+    them (MediaPipe's metadata writer) leaves the offsets pointing at other
+    bytes, and the file fails to load ("out of range offset"). TensorFlow's
+    reader reads such buffers in place.
+    """
+    return bytes(write_model(read_model(flatbuffer)))
+
+
 def with_metadata(flatbuffer, values):
     """`flatbuffer` with `values` (JSON) stored as the metadata entry `keras_subembed`.
 

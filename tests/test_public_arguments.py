@@ -256,6 +256,8 @@ REQUIRED = {
         model=ctx.small, path=ctx.path("mp.tflite")),
     "export.export_saved_model": lambda ctx: dict(model=ctx.small, path=ctx.path("saved")),
     "export.mediapipe_token_ids": lambda ctx: dict(tokenizer=VOCABULARY, texts=["the"]),
+    "export.mediapipe_sequence_length": lambda ctx: dict(
+        tokenizer_or_embedder=ctx.small, texts=["the city"]),
 }
 INSTANCES = {
     "device.wordpiece_tokenizer.WordPieceTokenizer": lambda ctx: ctx.device_tokenizer(),
@@ -286,6 +288,12 @@ SKIPPED = {
     "export.register_format": "changes the process-wide export format registry",
     "export.ExportFormat.check_target": "a step `export` calls; files.check_file_target checks",
     "export.ExportFormat.write": "a step `export` calls; files.write_file checks `overwrite`",
+    "export.ExportFormat.check_tokenizer_file": "a step `export` calls; files.check_file_target "
+                                                "checks `overwrite`",
+    "export.TokenizerFile.check": "called by `export` (and the command line); "
+                                  "files.check_file_target checks `overwrite`",
+    "export.TokenizerFile.write": "called by `export` after `check`; files.write_file checks "
+                                  "`overwrite`",
     # Keras/keras-hub plumbing with Keras' own argument rules (config dicts, traced
     # tensors, optimizer state), called by Keras rather than by users.
     "*.get_config": "Keras serialization",

@@ -7,6 +7,7 @@ from keras_subembed.export.export_format import ExportFormat
 from keras_subembed.export.export_report import ExportReport
 from keras_subembed.export.mediapipe import export_mediapipe
 from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
+from keras_subembed.export.mediapipe_sequence_length import mediapipe_sequence_length
 from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
 from keras_subembed.export.model_parts import EMBEDDING_MODES
 from keras_subembed.export.onnx import export_onnx
@@ -16,6 +17,7 @@ from keras_subembed.export.pipeline import register_format
 from keras_subembed.export.saved_model import export_saved_model
 from keras_subembed.export.tflite import QUANTIZATIONS
 from keras_subembed.export.tflite import export_tflite
+from keras_subembed.export.tokenizer_file import TokenizerFile
 
 __all__ = [
     "EMBEDDING_MODES",
@@ -25,6 +27,7 @@ __all__ = [
     "ExportReport",
     "ExportVerificationError",
     "MediaPipeEmbedder",
+    "TokenizerFile",
     "UnsupportedBackendError",
     "UnsupportedOpError",
     "export",
@@ -32,6 +35,7 @@ __all__ = [
     "export_onnx",
     "export_saved_model",
     "export_tflite",
+    "mediapipe_sequence_length",
     "mediapipe_token_ids",
     "register_format",
 ]

@@ -1,20 +1,19 @@
 """`keras-subembed-convert`: .keras model -> SavedModel and/or verified .tflite."""
 
 import argparse
-import pathlib
 import sys
 
 from keras_subembed import files
 from keras_subembed.export import tensorflow_process
 from keras_subembed.export.model_parts import EMBEDDING_MODES
 from keras_subembed.export.model_parts import load_model
-from keras_subembed.export.model_parts import runner_tokenizer_file
 from keras_subembed.export.quantizer_recipes import import_ai_edge_quantizer
 from keras_subembed.export.saved_model import export_saved_model
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.export.signature import make_sample_inputs
 from keras_subembed.export.tflite import QUANTIZATIONS
 from keras_subembed.export.tflite import export_tflite
+from keras_subembed.export.tokenizer_file import TokenizerFile
 from keras_subembed.quantization.recipes import RECIPE_NAMES
 
 
@@ -52,24 +51,20 @@ def calibration_data(model):
     return representative
 
 
-def check_outputs(args, vocabulary_path):
+def check_outputs(args, tokenizer):
     """Check every output before writing any: none is the input, none is replaced
     unless `--overwrite` allows it, and no two are the same path."""
     keep, flag = [args.model], "--overwrite"
-    outputs = [path for path in (args.tflite, args.saved_model, vocabulary_path, args.json) if path]
+    outputs = [path for path in (args.tflite, args.saved_model, tokenizer and tokenizer.path,
+                                 args.json) if path]
     files.check_distinct(outputs)
     if args.tflite:
         files.check_file_target(args.tflite, args.overwrite, files.is_tflite_file,
                                 "a .tflite file", keep, flag)
     if args.saved_model:
         files.check_folder_target(args.saved_model, args.overwrite, keep, flag)
-    if vocabulary_path:
-        is_ours, what = ((files.is_exported_sentencepiece, "SentencePiece model")
-                         if str(vocabulary_path).endswith(".spm")
-                         else (files.is_exported_vocabulary, "vocabulary"))
-        files.check_file_target(
-            vocabulary_path, args.overwrite, lambda path: is_ours(path, args.tflite),
-            f"the {what} of the .tflite file an export wrote there", keep, flag)
+    if tokenizer:
+        tokenizer.check(args.overwrite, files.tflite_metadata_of(args.tflite), keep, flag)
     if args.json:
         files.check_file_target(args.json, args.overwrite, files.is_json_report,
                                 "a JSON export report", keep, flag)
@@ -88,15 +83,9 @@ def main(argv=None):
         return tensorflow_process.run_cli(argv)
     try:
         model = load_model(args.model)
-        # The tokenizer the runners read beside the model: vocab.txt or a SentencePiece .spm.
-        tokenizer_file = runner_tokenizer_file(model) if args.tflite else None
-        vocabulary_path = (pathlib.Path(args.tflite).with_suffix(tokenizer_file[0])
-                           if tokenizer_file else None)
-        check_outputs(args, vocabulary_path)
-        # Checked above against the old .tflite file, which the new one replaces
-        # first: at its write, the tokenizer file is ours while it is unchanged.
-        old_tokenizer_file = (vocabulary_path.read_bytes()
-                              if vocabulary_path and vocabulary_path.is_file() else None)
+        # The tokenizer the runners read beside the model (vocab.txt or a
+        # SentencePiece .spm), which export_tflite writes with the file.
+        check_outputs(args, TokenizerFile.of(model, args.tflite) if args.tflite else None)
         if args.tflite:
             quantization = None if args.quantization == "none" else args.quantization
             representative = calibration_data(model) if quantization == "int8" else None
@@ -110,10 +99,6 @@ def main(argv=None):
             path = export_saved_model(model, args.saved_model, embedding_mode=args.embedding_mode,
                                       overwrite=args.overwrite)
             print(f"wrote SavedModel {path}")
-        if vocabulary_path:
-            files.write_file(vocabulary_path, tokenizer_file[1], args.overwrite,
-                             lambda path: path.read_bytes() == old_tokenizer_file)
-            print(f"tokenizer      {vocabulary_path}")
         if args.json:
             files.write_file(args.json, report.to_json(indent=2).encode("utf-8"), args.overwrite,
                              files.is_json_report)

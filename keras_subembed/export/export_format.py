@@ -20,17 +20,20 @@ from keras_subembed.export.signature import make_sample_inputs
 from keras_subembed.export.signature import sequence_length_of
 from keras_subembed.export.signature import sequence_lengths_of
 from keras_subembed.export.signature import serving_function
+from keras_subembed.export.tokenizer_file import TokenizerFile
 
 
 class ExportFormat:
     """One file format of `keras_subembed.export.export`: only what is its own.
 
     `export` calls, in turn: the constructor (argument checks),
-    `check_target`, `stage(model)`, `convert`, `measure` (`verify_file`,
-    `time_file`), `write` and `report`. A subclass sets `description` and
-    `quantizations`, defines `is_ours` (the proof `overwrite` needs),
-    `convert`, `run` and `file_facts`, and overrides any other step it does
-    its own way. `register_format(name)` makes it `export(..., format=name)`.
+    `check_target`, `check_tokenizer_file`, `stage(model)`, `convert`,
+    `measure` (`verify_file`, `time_file`), `write` (the tokenizer file
+    first) and `report`. A subclass sets `description` and `quantizations`,
+    defines `is_ours` (the proof `overwrite` needs), `convert`, `run` and
+    `file_facts`, `file_metadata` where it writes a tokenizer file beside
+    its own, and overrides any other step it does its own way.
+    `register_format(name)` makes it `export(..., format=name)`.
 
     Args:
         quantization: one of the format's `quantizations`.
@@ -48,6 +51,12 @@ class ExportFormat:
         embedding_mode: `"compressed"` keeps the compressed computation in the
             file (small); `"frozen"` stores the embeddings whose class has
             `freeze_speeds_up` (ALONE, DeFINE) as one lookup table (fast).
+        tokenizer_file: write the model's tokenizer beside the file, where
+            `device/run_tflite.py` and `device/search_text.py` look for it
+            (`<name>.vocab.txt` for WordPiece, `<name>.spm` for an XLM-R
+            SentencePiece model; see `TokenizerFile`), when the model has a
+            preprocessor with one (a keras-hub `TextEmbedder`, a task with a
+            preprocessor). `overwrite` governs it as the file itself.
 
     Example:
     >>> @register_format("npz")
@@ -63,7 +72,8 @@ class ExportFormat:
     saves_live_model = True
 
     def __init__(self, quantization=None, verify=True, sample_inputs=None,
-                 sequence_lengths=(16, 128), latency_runs=0, embedding_mode="compressed"):
+                 sequence_lengths=(16, 128), latency_runs=0, embedding_mode="compressed",
+                 tokenizer_file=True):
         if quantization not in self.quantizations:
             raise ValueError(
                 f"`quantization` must be one of {self.quantizations}. "
@@ -75,6 +85,8 @@ class ExportFormat:
         self.sequence_lengths = check_sequence_lengths(sequence_lengths)
         self.latency_runs = check_non_negative_int("latency_runs", latency_runs)
         self.embedding_mode = check_embedding_mode(embedding_mode)
+        self.tokenizer_file = check_bool("tokenizer_file", tokenizer_file)
+        self.runner_tokenizer_file = None
 
     def is_ours(self, path):
         """Whether the file at `path` is one this format wrote: all `overwrite` replaces."""
@@ -89,6 +101,21 @@ class ExportFormat:
     def check_target(self, path, overwrite, keep):
         """`path` as a `Path` once it may receive the file, else a clear error."""
         return files.check_file_target(path, overwrite, self.is_ours, self.description, keep)
+
+    def file_metadata(self, path):
+        """The `keras_subembed` metadata of the file at `path` (None when there is
+        none, or it is not this format's): the proof a tokenizer file beside it is ours."""
+        return None
+
+    def check_tokenizer_file(self, model, path, overwrite, keep):
+        """The `TokenizerFile` to write beside `path`, checked before any work
+        (None when not asked or the model has no tokenizer)."""
+        tokenizer = TokenizerFile.of(model, path) if self.tokenizer_file else None
+        if tokenizer is not None:
+            files.check_distinct([path, tokenizer.path])
+            tokenizer.check(overwrite, self.file_metadata(path) if path.is_file() else None, keep)
+        self.runner_tokenizer_file = tokenizer
+        return tokenizer
 
     def stage(self, model):
         """Take the loaded `model` and make its samples (a missing one fails before converting)."""
@@ -153,7 +180,16 @@ class ExportFormat:
                 sequence_length_of(sample, self.serving_inputs))
 
     def write(self, path, data, overwrite):
-        files.write_file(path, data, overwrite, self.is_ours)
+        """Write the tokenizer file, then the file; a failure takes both back."""
+        tokenizer = self.runner_tokenizer_file
+        if tokenizer is not None:
+            tokenizer.write(overwrite)
+        try:
+            files.write_file(path, data, overwrite, self.is_ours)
+        except BaseException:
+            if tokenizer is not None:
+                tokenizer.undo()
+            raise
 
     def file_facts(self, data, embedding):
         """The report's fields the file tells: `embedding_bytes`, `ops`, `outputs`
@@ -167,6 +203,8 @@ class ExportFormat:
             embedding_mode=self.embedding_mode, file_bytes=len(data),
             dense_embedding_bytes=dense_table_bytes(embedding),
             inputs=tuple(self.serving_inputs.names), **checks,
+            tokenizer_path=(None if self.runner_tokenizer_file is None
+                            else str(self.runner_tokenizer_file.path)),
             **self.file_facts(data, embedding))
 
 

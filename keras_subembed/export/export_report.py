@@ -28,6 +28,10 @@ class ExportReport:
     `quantized_ops` counts the ops that compute with an integer weight and
     `constant_bytes` the file's constants by dtype (`{"int4": ..., "float32":
     ...}`): what the file holds, whatever `quantization` was asked.
+    `sequence_length` is the fixed length every input is padded (or cut)
+    to, None when the file takes any length (MediaPipe fixes one: a short
+    text costs as much as a long one). `tokenizer_path` is the tokenizer
+    file written beside the file for `device/`'s runners, None when none was.
     """
 
     path: str
@@ -47,6 +51,8 @@ class ExportReport:
     outputs: tuple = ()
     quantized_ops: int = 0
     constant_bytes: dict = dataclasses.field(default_factory=dict)
+    sequence_length: int = None
+    tokenizer_path: str = None
 
     @property
     def embedding_share(self):
@@ -85,6 +91,10 @@ class ExportReport:
             ("cosine to float", "not verified" if self.cosine_to_float is None
              else f"{self.cosine_to_float:.5f} (mean over rows, vs the float Keras model)"),
             ("signature", f"{', '.join(self.inputs)} -> {', '.join(self.outputs)}"),
+            ("sequence length", "dynamic (any length the model takes)"
+             if self.sequence_length is None
+             else f"{self.sequence_length} tokens, fixed (every text is padded or cut to it)"),
+            ("tokenizer file", self.tokenizer_path or "none written"),
             ("ops", ", ".join(self.ops)),
         ]
         width = max(len(name) for name, _ in rows)

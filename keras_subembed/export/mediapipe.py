@@ -13,10 +13,12 @@ from keras_subembed.checks import check_choice
 from keras_subembed.checks import is_integer
 from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.export_format import ExportFormat
+from keras_subembed.export.flatbuffer import constant_bytes
 from keras_subembed.export.flatbuffer import embedding_constant_bytes
 from keras_subembed.export.flatbuffer import op_names
+from keras_subembed.export.flatbuffer import quantized_op_count
 from keras_subembed.tflite_metadata import read_model
-from keras_subembed.tflite_metadata import with_metadata
+from keras_subembed.tflite_metadata import with_buffers_inline
 from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
 from keras_subembed.export.mediapipe_metadata import import_mediapipe
 from keras_subembed.export.mediapipe_metadata import metadata_writer
@@ -31,14 +33,24 @@ from keras_subembed.export.output_parity import median_ms
 from keras_subembed.export.pipeline import export
 from keras_subembed.export.pipeline import register_format
 from keras_subembed.export.signature import ServingInputs
-from keras_subembed.export.tflite import convert
+from keras_subembed.export.tflite import litert_file
+from keras_subembed.export.tflite import recipe_model
+from keras_subembed.export.tflite import recipe_of
+from keras_subembed.quantization.recipes import RECIPE_NAMES
 
 # MediaPipe's BERT text path finds its three int32 inputs by these metadata
 # names and feeds them at the length the file fixes, batch 1.
 MEDIAPIPE_INPUTS = ("ids", "mask", "segment_ids")
 NORMALIZATION_CHECKS = ("warn", "raise")
-# The lowest mean cosine of MediaPipe's vectors to Keras' an export accepts.
-MIN_COSINE = {None: 0.999, "dynamic": 0.99, "float16": 0.999}
+# The lowest mean cosine of MediaPipe's vectors to Keras' an export accepts:
+# to the float model for the converter's quantizations; for a recipe, to the
+# model computing with the kernels the file stores (`round_weights`), as the
+# rest of the file (int8 activations and lookup tables) is all that differs.
+# int4_dynamic measured: 0.99999 on the tests' tiny BERTs, 0.99974 on
+# multilingual-e5-small's split student (40 sentences in 10 scripts, 136
+# tokens; benchmarks/bench_mediapipe_int4.py).
+MIN_COSINE = {None: 0.999, "dynamic": 0.99, "float16": 0.999,
+              **{name: 0.99 for name in RECIPE_NAMES}}
 # Ops reading resource variables: MediaPipe's interpreter refuses such files.
 VARIABLE_OPS = ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE")
 VOCABULARY_FILE = "vocab.txt"
@@ -61,11 +73,13 @@ class MediaPipeFormat(ExportFormat):
     """A `.tflite` file with MediaPipe Tasks metadata (see `export_mediapipe`)."""
 
     description = "a .tflite file"
-    quantizations = (None, "dynamic", "float16")
+    quantizations = (None, "dynamic", "float16") + RECIPE_NAMES
 
     def __init__(self, quantization=None, sequence_length=None, check_normalization="warn",
                  verify=True, texts=None, latency_runs=0):
-        super().__init__(quantization=quantization, verify=verify, latency_runs=latency_runs)
+        # The tokenizer travels inside the file (MediaPipe's metadata): none beside it.
+        super().__init__(quantization=quantization, verify=verify, latency_runs=latency_runs,
+                         tokenizer_file=False)
         check_choice("check_normalization", check_normalization, NORMALIZATION_CHECKS)
         if texts is not None and (isinstance(texts, str) or not texts
                                   or not all(isinstance(t, str) and t.strip() for t in texts)):
@@ -74,6 +88,7 @@ class MediaPipeFormat(ExportFormat):
                 f"Received: texts={texts!r:.200}"
             )
         import_mediapipe()  # before any work: the metadata and the check need it
+        self.recipe = recipe_of(quantization)
         self.sequence_length, self.check_normalization = sequence_length, check_normalization
         self.texts = None if texts is None else list(texts)
 
@@ -91,20 +106,29 @@ class MediaPipeFormat(ExportFormat):
             (name, "int32", (1, self.sequence_length)) for name in MEDIAPIPE_INPUTS))
         if self.texts is None:
             self.texts = vocabulary_sentences(self.tokenizer)
+        self.converted = recipe_model(embedder, self.recipe)
 
     def convert(self, scratch):
-        flatbuffer = convert(self.model, self.serving_inputs, self.quantization, scratch=scratch)
+        flatbuffer = litert_file(
+            self.converted, self.serving_inputs, self.quantization, self.recipe,
+            dict(export_metadata(self.model), runtime="mediapipe",
+                 sequence_length=self.sequence_length), scratch=scratch)
         ops = set(op_names(flatbuffer)) & set(VARIABLE_OPS)
         if ops:
             raise UnsupportedOpError(
                 f"The converted file reads resource variables ({sorted(ops)}); "
                 "MediaPipe cannot run it. The weights must be constants."
             )
-        flatbuffer = with_metadata(flatbuffer, dict(
-            export_metadata(self.model), runtime="mediapipe", sequence_length=self.sequence_length))
-        # MediaPipe's metadata last: it appends the vocabulary as a zip past the
-        # flatbuffer, which rewriting the flatbuffer afterwards would cut off.
+        # MediaPipe's metadata last, after any quantization: it appends the
+        # vocabulary as a zip past the flatbuffer, which rewriting the
+        # flatbuffer afterwards would cut off. Its writer rewrites the
+        # flatbuffer itself: the quantizer's buffers by offset come inside first.
+        if self.recipe:
+            flatbuffer = with_buffers_inline(flatbuffer)
         return with_mediapipe_metadata(flatbuffer, tokenizer_file(self.tokenizer), self.model.name)
+
+    def rounded_model(self):
+        return self.converted if self.recipe else None  # rounded by `stage`
 
     def measure(self, data, path):
         if not (self.verify or self.latency_runs):
@@ -114,13 +138,26 @@ class MediaPipeFormat(ExportFormat):
 
     def verify_file(self, data, path):
         """MediaPipe's vectors of `texts` against the embedder's own, tokenized by each."""
-        parity = OutputParity(f"MediaPipe's TextEmbedder (on {len(self.texts)} texts)")
+        what = f"MediaPipe's TextEmbedder (on {len(self.texts)} texts)"
         # MediaPipe lowercases A-Z; a WordPiece model here lowercases anyway.
         seen = [ascii_lowercase(text) for text in self.texts]
-        parity.add({"embedding": np.stack([self.task.embed(text) for text in self.texts])},
-                   {"embedding": keras_vectors(self.model, seen, self.sequence_length)})
-        return (*parity.check(self.quantization, path, MIN_COSINE[self.quantization]),
-                (self.sequence_length,))
+        got = {"embedding": np.stack([self.task.embed(text) for text in self.texts])}
+        stored_kernels = self.rounded_model()
+        models = [self.model] + ([stored_kernels] if stored_kernels is not None else [])
+        want, *rounded = ({"embedding": vectors}
+                          for vectors in keras_vectors(models, seen, self.sequence_length))
+        parity = OutputParity(what)
+        parity.add(got, want, *rounded)
+        # A recipe's int4 kernels move the vectors from the float model's by an
+        # amount that depends on the model; from the rounded model's, only by
+        # the file's int8 activations and tables: the floor is held there.
+        checks = parity.check(self.quantization, path,
+                              None if rounded else MIN_COSINE[self.quantization])
+        if rounded:
+            stored = OutputParity(f"{what}, against Keras with the file's rounded kernels,")
+            stored.add(got, rounded[0])
+            stored.check(self.quantization, path, MIN_COSINE[self.quantization])
+        return (*checks, (self.sequence_length,))
 
     def time_file(self, data):
         """(median ms, length) of MediaPipe's `embed` of the longest text, tokenization included."""
@@ -129,7 +166,9 @@ class MediaPipeFormat(ExportFormat):
 
     def file_facts(self, data, embedding):
         return dict(embedding_bytes=embedding_constant_bytes(data, embedding),
-                    ops=op_names(data), outputs=("embedding",))
+                    ops=op_names(data), outputs=("embedding",),
+                    quantized_ops=quantized_op_count(data), constant_bytes=constant_bytes(data),
+                    sequence_length=self.sequence_length)
 
 
 def export_mediapipe(model, path, **kwargs):
@@ -173,9 +212,22 @@ def export_mediapipe(model, path, **kwargs):
         path: the `.tflite` file to write (atomically, after verification).
         quantization: `None` (float32), `"dynamic"` (int8 weights; about
             0.998 cosine to the float model on MiniLM, as any dynamic-range
-            file) or `"float16"` (half the float file, its vectors).
+            file), `"float16"` (half the float file, its vectors), or an
+            `ai-edge-quantizer` recipe as for `export_tflite` (e.g.
+            `"int4_dynamic"`: int4 transformer kernels, int8 lookup tables;
+            the same conversion, so the file is the int4 `.tflite` file plus
+            the tokenizer). A recipe's file is verified against Keras
+            computing with the kernels the file stores (`round_weights`),
+            at least `MIN_COSINE[recipe]` (0.99; `int4_dynamic` measured
+            0.9997 on multilingual-e5-small's student, whose file is 35.9 MB:
+            the 30.6 MB int4 `.tflite` file and the 5.4 MB SentencePiece
+            model); the report's `cosine_to_float` says what the rounding
+            costs (0.978 for that student before quantization-aware training).
         sequence_length: the fixed length MediaPipe pads or truncates to,
             `[CLS]` and `[SEP]` included; defaults to the preprocessor's.
+            Every text costs this length's time: `mediapipe_sequence_length`
+            chooses it from the app's texts. The report states it
+            (`report.sequence_length`).
         check_normalization: `"warn"` or `"raise"` when the model's text
             normalisation differs from MediaPipe's (a WordPiece model that
             strips accents, a SentencePiece model that keeps ASCII case).
@@ -197,6 +249,10 @@ def export_mediapipe(model, path, **kwargs):
     Example:
     >>> report = export_mediapipe(embedder, "minilm_mediapipe.tflite", quantization="dynamic")
     >>> print(report.file_bytes, report.cosine_to_float)
+    >>> length = mediapipe_sequence_length(embedder, texts)  # 99% of `texts` fit whole
+    >>> report = export_mediapipe(embedder, "e5.int4.tflite", quantization="int4_dynamic",
+    ...                           sequence_length=length, texts=texts)
+    >>> print(report.sequence_length, report.file_bytes)
     """
     return export(model, path, format="mediapipe", **kwargs)
 
@@ -352,13 +408,15 @@ def vocabulary_sentences(tokenizer, count=DEFAULT_TEXT_COUNT, seed=0):
     return [" ".join(rng.choice(words, size=int(rng.integers(2, 12)))) for _ in range(count)]
 
 
-def keras_vectors(embedder, texts, sequence_length):
-    """The embedder's vectors for `texts`, tokenized at `sequence_length` as the file is fed."""
-    preprocessor = embedder.preprocessor
+def keras_vectors(embedders, texts, sequence_length):
+    """Each embedder's vectors for `texts`, tokenized by the first one's
+    preprocessor at `sequence_length`, as the file is fed."""
+    preprocessor = embedders[0].preprocessor
     original = preprocessor.sequence_length
     preprocessor.sequence_length = sequence_length
     try:
         features = preprocessor(keras.ops.convert_to_tensor(texts))
-        return np.asarray(keras.ops.convert_to_numpy(embedder(features, training=False)), "float64")
     finally:
         preprocessor.sequence_length = original
+    return [np.asarray(keras.ops.convert_to_numpy(embedder(features, training=False)), "float64")
+            for embedder in embedders]

@@ -43,6 +43,9 @@ class ONNXFormat(ExportFormat):
     def is_ours(self, path):
         return is_onnx_file(path)
 
+    def file_metadata(self, path):
+        return read_onnx_metadata(pathlib.Path(path).read_bytes())
+
     def convert(self, scratch):
         with scratch_folder(scratch) as folder:
             data = convert(self.model, self.serving_inputs, self.quantization,
@@ -99,7 +102,10 @@ def export_onnx(model, path, **kwargs):
             (`TOLERANCES`, a fraction of the largest |output|): `"dynamic"`
             0.1; `"int4"` 0.5 and at most 4 times the error of Keras with
             its kernels rounded by ONNX Runtime's own int4 rounding.
-        overwrite: replace an existing `.onnx` file this package wrote.
+        overwrite: replace an existing `.onnx` file this package wrote (and
+            the tokenizer file beside it that the export wrote).
+        tokenizer_file: write the model's tokenizer beside the file, as for
+            `export_tflite` (`minilm.onnx` gets `minilm.vocab.txt`).
         verify, sample_inputs, sequence_lengths, latency_runs: as for
             `export_tflite`; the file runs in ONNX Runtime (timing: 1 thread).
 

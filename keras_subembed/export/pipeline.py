@@ -47,7 +47,9 @@ def export(model, filepath, format="tflite", overwrite=False, **kwargs):
     run on sample inputs and compared with Keras (any NaN or infinity, or an
     error beyond the format's tolerance, raises `ExportVerificationError`
     and writes nothing); it is written atomically beside its target and
-    moved into place; an `ExportReport` says what it holds. On a backend
+    moved into place, with the model's tokenizer beside it where the
+    format's runners read it (`tokenizer_file`, `.tflite` and `.onnx`); an
+    `ExportReport` says what it holds. On a backend
     other than TensorFlow the export runs in a TensorFlow subprocess on a
     `.keras` file.
 
@@ -80,7 +82,9 @@ def export(model, filepath, format="tflite", overwrite=False, **kwargs):
         return tensorflow_process.run_export(
             model, source, exporter.saves_live_model, filepath=str(path), format=format,
             overwrite=overwrite, **kwargs)
-    exporter.stage(check_float_kernels(load_model(model)))
+    model = check_float_kernels(load_model(model))
+    exporter.check_tokenizer_file(model, path, overwrite, keep=[source] if source else ())
+    exporter.stage(model)
     data = exporter.convert(files.staging_name(path))
     checks = exporter.measure(data, path)
     # The report reads the file's bytes (a format's `file_facts` may fail): made

@@ -28,7 +28,9 @@ class SavedModelFormat(ExportFormat):
     saves_live_model = False
 
     def __init__(self, embedding_mode="compressed", sample_inputs=None):
-        super().__init__(verify=False, sample_inputs=sample_inputs, embedding_mode=embedding_mode)
+        # The folder keeps its tokenizer with the model (assets): none beside it.
+        super().__init__(verify=False, sample_inputs=sample_inputs, embedding_mode=embedding_mode,
+                         tokenizer_file=False)
 
     def check_target(self, path, overwrite, keep):
         return files.check_folder_target(path, overwrite, keep)

@@ -56,38 +56,19 @@ class TFLiteFormat(ExportFormat):
                 '`quantization="int8"` needs a `representative_dataset`: a callable '
                 "yielding samples {input name: array}, to calibrate activation ranges."
             )
-        if quantization in RECIPE_NAMES:
-            import_ai_edge_quantizer(quantization)  # fail before converting
         self.representative_dataset = representative_dataset
-        self.recipe = get_recipe(quantization) if quantization in RECIPE_NAMES else None
+        self.recipe = recipe_of(quantization)
 
     is_ours = staticmethod(files.is_tflite_file)
+    file_metadata = staticmethod(files.tflite_metadata_of)
 
     def stage(self, model):
         super().stage(model)
-        self.converted = self.model
-        if self.recipe:
-            rounded_layers(self.model, self.recipe)  # nothing to quantize fails before converting
-            # The file's min-max quantizer stores a rounded kernel's own grid
-            # (clipped or not) exactly: the file computes what training rounded.
-            self.converted = round_weights(copy_model(self.model), self.recipe)
+        self.converted = recipe_model(self.model, self.recipe)
 
     def convert(self, scratch):
-        recipe = self.recipe
-        flatbuffer = convert(self.converted, self.serving_inputs,
-                             None if recipe else self.quantization,
-                             self.representative_dataset, scratch=scratch)
-        flatbuffer = with_metadata(flatbuffer, export_metadata(self.model))
-        if not recipe:
-            return flatbuffer
-        if recipe.table_bits:
-            flatbuffer = int8_lookup_tables(flatbuffer)
-        # After the metadata and tables: a large quantized file keeps its buffers
-        # past the flatbuffer (by offset), which rewriting the flatbuffer would break.
-        # The ops holding the very kernels Keras rounds, matched by value.
-        ops = [(scope, rounding) for scope, _, rounding
-               in kernel_ops(flatbuffer, self.converted, recipe)]
-        return quantize_flatbuffer(flatbuffer, recipe, ops)
+        return litert_file(self.converted, self.serving_inputs, self.quantization, self.recipe,
+                           export_metadata(self.model), self.representative_dataset, scratch)
 
     def run(self, data, num_threads=None):
         runner = interpreter_runner(data, num_threads)
@@ -106,6 +87,47 @@ class TFLiteFormat(ExportFormat):
             constant_bytes=constant_bytes(data),
             outputs=tuple(sorted(interpreter_runner(data).get_output_details())),
         )
+
+
+def recipe_of(quantization):
+    """The `WeightRecipe` named `quantization`, or None for the converter's own
+    quantizations; `ai-edge-quantizer` is imported first, to fail before converting."""
+    if quantization not in RECIPE_NAMES:
+        return None
+    import_ai_edge_quantizer(quantization)
+    return get_recipe(quantization)
+
+
+def recipe_model(model, recipe):
+    """The model a file is converted from: `model`, or for a recipe a copy with
+    the kernels it quantizes rounded as the file stores them."""
+    if recipe is None:
+        return model
+    rounded_layers(model, recipe)  # nothing to quantize fails before converting
+    # The file's min-max quantizer stores a rounded kernel's own grid
+    # (clipped or not) exactly: the file computes what training rounded.
+    return round_weights(copy_model(model), recipe)
+
+
+def litert_file(converted, serving_inputs, quantization, recipe, metadata,
+                representative_dataset=None, scratch=None):
+    """The `.tflite` bytes of `converted` (from `recipe_model`) with `metadata`
+    as the entry `keras_subembed`, quantized by the converter or by `recipe`.
+
+    Formats that add to the flatbuffer (MediaPipe's metadata) do so after:
+    a large quantized file keeps its buffers past the flatbuffer (by offset),
+    which rewriting the flatbuffer would break.
+    """
+    flatbuffer = convert(converted, serving_inputs, None if recipe else quantization,
+                         representative_dataset, scratch=scratch)
+    flatbuffer = with_metadata(flatbuffer, metadata)
+    if not recipe:
+        return flatbuffer
+    if recipe.table_bits:
+        flatbuffer = int8_lookup_tables(flatbuffer)
+    # The ops holding the very kernels Keras rounds, matched by value.
+    ops = [(scope, rounding) for scope, _, rounding in kernel_ops(flatbuffer, converted, recipe)]
+    return quantize_flatbuffer(flatbuffer, recipe, ops)
 
 
 def export_tflite(model, path, **kwargs):
@@ -141,7 +163,13 @@ def export_tflite(model, path, **kwargs):
             `ExportFormat`: the file is run with `ai_edge_litert` and held to
             `TOLERANCES[quantization]`.
         overwrite: replace an existing `.tflite` file an export wrote at
-            `path` (never another kind of file).
+            `path` (never another kind of file), and the tokenizer file
+            beside it that the export wrote.
+        tokenizer_file: write the model's tokenizer beside the file for
+            `device/run_tflite.py` and `device/search_text.py`: `e5.tflite`
+            gets `e5.vocab.txt` (WordPiece) or `e5.spm` (XLM-R SentencePiece);
+            `report.tokenizer_path` names it. Defaults to `True` (nothing is
+            written for a model without a preprocessor).
 
     Returns:
         An `ExportReport` (print it, or `.as_dict()` / `.to_json()`).

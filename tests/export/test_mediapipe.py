@@ -27,9 +27,9 @@ TEXTS = ["The police said the road was closed.", "Rain in the CITY, one new game
          "the market (news) said: two people", "world"]
 
 
-def uncased_embedder(strip_accents=False, lowercase=True):
+def uncased_embedder(strip_accents=False, lowercase=True, sizes=SIZES):
     keras.utils.set_random_seed(3)
-    backbone = keras_hub.models.BertBackbone(len(VOCABULARY), **SIZES)
+    backbone = keras_hub.models.BertBackbone(len(VOCABULARY), **sizes)
     tokenizer = keras_hub.models.BertTokenizer(
         vocabulary=VOCABULARY, lowercase=lowercase, strip_accents=strip_accents)
     preprocessor = keras_hub.models.BertTextEmbedderPreprocessor(tokenizer, sequence_length=12)
@@ -153,3 +153,113 @@ def test_a_live_jax_model_exports_through_a_tensorflow_process(small, tmp_path):
     got = mediapipe_vectors(tmp_path / "small.tflite", TEXTS)
     np.testing.assert_allclose(got, keras.ops.convert_to_numpy(small.encode_text(TEXTS, verbose=0)),
                                atol=1e-5)
+
+
+# --- issue 43: the int4 transformer, and the fixed length chosen from text ------------
+
+
+def rounded_vectors(embedder, recipe, texts, sequence_length):
+    """Keras' vectors with the kernels `recipe` rounds as the file stores them."""
+    from keras_subembed.export.mediapipe import keras_vectors
+    from keras_subembed.export.tflite import recipe_model
+
+    _, rounded = keras_vectors([embedder, recipe_model(embedder, recipe)], texts, sequence_length)
+    return rounded
+
+
+@tensorflow_only
+def test_an_int4_file_runs_in_mediapipe_as_keras_with_its_rounded_kernels(small, tmp_path):
+    import zipfile
+
+    from keras_subembed.export.mediapipe import MIN_COSINE
+    from keras_subembed.export.output_parity import row_cosines
+
+    dynamic = export_mediapipe(small, tmp_path / "dynamic.tflite", quantization="dynamic",
+                               texts=TEXTS)
+    report = export_mediapipe(small, tmp_path / "int4.tflite", quantization="int4_dynamic",
+                              texts=TEXTS)
+    assert report.file_bytes < dynamic.file_bytes
+    assert report.quantized_ops > 0 and report.constant_bytes["int4"] > 0  # the int4 label holds
+    # MediaPipe's metadata, added after quantizing, survives: its loader, its tokenizer.
+    assert zipfile.ZipFile(tmp_path / "int4.tflite").namelist() == ["vocab.txt"]
+    got = mediapipe_vectors(tmp_path / "int4.tflite", TEXTS)
+    want = rounded_vectors(small, "int4_dynamic", [t.lower() for t in TEXTS], 12)
+    assert row_cosines(got, want).mean() > MIN_COSINE["int4_dynamic"]
+    assert report.sequence_length == 12 and report.tokenizer_path is None
+
+
+@tensorflow_only
+def test_an_int4_file_is_held_to_the_rounded_models_vectors(small, tmp_path, monkeypatch):
+    from keras_subembed.export import ExportVerificationError
+    from keras_subembed.export import mediapipe as mediapipe_module
+
+    monkeypatch.setitem(mediapipe_module.MIN_COSINE, "int4_dynamic", 1.5)  # unreachable
+    with pytest.raises(ExportVerificationError, match="against Keras with the file's rounded "
+                       "kernels.*at least 1.5.*int4.tflite' was not written"):
+        export_mediapipe(small, tmp_path / "int4.tflite", quantization="int4_dynamic", texts=TEXTS)
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_fixed_length_covers_the_asked_share_of_the_texts(small):
+    from keras_subembed.export import mediapipe_sequence_length
+
+    # One token per word, [CLS] and [SEP]: 3 .. 12 tokens.
+    texts = [" ".join(["the"] * words) for words in range(1, 11)]
+    assert mediapipe_sequence_length(small, texts, coverage=1.0, multiple=1) == 12
+    assert mediapipe_sequence_length(small, texts, coverage=0.5, multiple=1) == 7
+    assert mediapipe_sequence_length(small, texts, coverage=0.5) == 8
+    assert mediapipe_sequence_length(small, texts, coverage=0.01, multiple=1) == 3
+    assert mediapipe_sequence_length(small, ["", "the"], coverage=1.0, multiple=1) == 3
+    # ASCII capitals are lowercased first, as MediaPipe does.
+    assert mediapipe_sequence_length(small, ["THE POLICE"], multiple=1) == 4
+    # Capped at the position table (24), whatever the texts or the rounding.
+    assert mediapipe_sequence_length(small, ["the " * 100]) == 24
+    assert mediapipe_sequence_length(small, ["the " * 20], multiple=16) == 24
+    # A tokenizer alone knows no limit.
+    tokenizer = small.preprocessor.tokenizer
+    assert mediapipe_sequence_length(tokenizer, ["the " * 100], multiple=1) == 102
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"texts": "one text"}, ValueError, "`texts` must be a non-empty list of strings. "
+     "Received: texts='one text'"),
+    ({"texts": []}, ValueError, r"Received: texts=\[\]"),
+    ({"texts": ["a", 3]}, ValueError, r"Received: texts=\['a', 3\]"),
+    ({"coverage": 0}, ValueError, r"`coverage` must be a number in \(0, 1\]. Received: coverage=0"),
+    ({"coverage": 1.5}, ValueError, "Received: coverage=1.5"),
+    ({"coverage": True}, ValueError, "Received: coverage=True"),
+    ({"coverage": "0.9"}, ValueError, "Received: coverage='0.9'"),
+    ({"multiple": 0}, ValueError, "`multiple` must be a positive integer. Received: multiple=0"),
+    ({"multiple": 2.5}, ValueError, "Received: multiple=2.5"),
+])
+def test_the_fixed_length_helper_names_a_bad_argument(small, kwargs, error, match):
+    from keras_subembed.export import mediapipe_sequence_length
+
+    with pytest.raises(error, match=match):
+        mediapipe_sequence_length(small, **{"texts": ["the city"], **kwargs})
+
+
+def test_the_fixed_length_helper_names_a_model_it_cannot_read(small):
+    from keras_subembed.export import mediapipe_sequence_length
+
+    with pytest.raises(TypeError, match="`tokenizer_or_embedder` must be a keras-hub "
+                       "TextEmbedder.*Received: tokenizer_or_embedder=CompressedBertBackbone"):
+        mediapipe_sequence_length(small.backbone, ["the city"])
+
+
+@tensorflow_only
+def test_an_int4_file_past_the_quantizers_256_kb_keeps_its_buffers_under_the_metadata(tmp_path):
+    """ai-edge-quantizer stores a larger model's buffers past the flatbuffer, by offset;
+    MediaPipe's metadata writer, rewriting the flatbuffer, broke them: "buffer 129
+    specified an out of range offset" on multilingual-e5-small's student."""
+    from keras_subembed.export.mediapipe import MIN_COSINE
+    from keras_subembed.export.output_parity import row_cosines
+
+    embedder = uncased_embedder(sizes=dict(SIZES, num_layers=1, hidden_dim=256,
+                                           intermediate_dim=1024))
+    report = export_mediapipe(embedder, tmp_path / "int4.tflite", quantization="int4_dynamic",
+                              texts=TEXTS)
+    assert report.constant_bytes["int4"] > 256 * 1024
+    got = mediapipe_vectors(tmp_path / "int4.tflite", TEXTS)
+    want = rounded_vectors(embedder, "int4_dynamic", [t.lower() for t in TEXTS], 12)
+    assert row_cosines(got, want).mean() > MIN_COSINE["int4_dynamic"]

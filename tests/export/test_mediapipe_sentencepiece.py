@@ -129,3 +129,31 @@ def test_mediapipe_feeds_the_ids_of_the_text_before_its_first_nul():
     tokenizer = xlm_roberta_tokenizer()
     got = mediapipe_token_ids(tokenizer, NUL_TEXTS, sequence_length=64)
     assert got == [[0, *keras_ids(tokenizer, ascii_lowercase(t)), 2] for t in NUL_TEXTS]
+
+
+@tensorflow_only
+def test_an_int4_file_keeps_its_sentencepiece_model_and_the_rounded_models_vectors(small, tmp_path):
+    from keras_subembed.export.mediapipe import MIN_COSINE
+    from keras_subembed.export.output_parity import row_cosines
+    from test_mediapipe import rounded_vectors
+
+    path = tmp_path / "multilingual.int4.tflite"
+    with pytest.warns(UserWarning, match="lowercases ASCII letters"):
+        report = export_mediapipe(small, path, quantization="int4_dynamic", texts=TEXTS)
+    assert report.constant_bytes["int4"] > 0
+    assert zipfile.ZipFile(path).namelist() == ["sentencepiece.model"]  # added after quantizing
+    got = mediapipe_vectors(path, TEXTS)
+    want = rounded_vectors(small, "int4_dynamic", [ascii_lowercase(t) for t in TEXTS], 24)
+    assert row_cosines(got, want).mean() > MIN_COSINE["int4_dynamic"]
+
+
+def test_the_fixed_length_counts_the_pieces_of_the_ascii_lowercased_text():
+    from keras_subembed.export import mediapipe_sequence_length
+
+    tokenizer = xlm_roberta_tokenizer()
+    lowered = [len(keras_ids(tokenizer, ascii_lowercase(text))) + 2 for text in TEXTS]
+    cased = [len(keras_ids(tokenizer, text)) + 2 for text in TEXTS]
+    assert lowered != cased  # the capitals change the pieces
+    for text, count in zip(TEXTS, lowered):
+        assert mediapipe_sequence_length(tokenizer, [text], multiple=1) == max(3, count)
+    assert mediapipe_sequence_length(tokenizer, TEXTS, coverage=1.0, multiple=1) == max(lowered)
