@@ -7,7 +7,6 @@ import time
 
 import keras
 import keras_hub
-import numpy as np
 
 import keras_subembed
 from keras_subembed import datasets
@@ -18,6 +17,7 @@ from keras_subembed.evaluation.language_evaluation import LanguageEvaluation
 from keras_subembed.evaluation.language_report import smallest_passing
 from keras_subembed.evaluation.language_report import write_language_report
 from keras_subembed.evaluation.runners import keras_runner
+from keras_subembed.export import mediapipe_sequence_length
 from keras_subembed.export.mediapipe_sentencepiece import is_xlm_roberta_tokenizer
 from keras_subembed.models import load_text_embedder
 from keras_subembed.models import save_preset
@@ -216,7 +216,9 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
                  **evaluation.measure(keras_runner(student))})
 
     written = {"preset": save_preset(student, output / setting, overwrite=overwrite)}
-    length = mediapipe_length or _covering_length(teacher, texts)
+    # MediaPipe pads every text to its file's length: the shortest that holds 99% of the
+    # held-out and parallel texts whole.
+    length = mediapipe_length or mediapipe_sequence_length(teacher, texts.evaluated())
     shipped = [(setting, student)] + ([("teacher", teacher)] if teacher_files else [])
     for name, embedder in shipped:
         say(f"Exporting {name}: {', '.join(formats)}"
@@ -247,16 +249,3 @@ def _split_texts(texts):
                         f"Received: texts={texts!r:.100}")
     cut = len(texts) - max(2, len(texts) // 10)
     return TextSets(training=list(texts[:cut]), held_out={"text": list(texts[cut:])})
-
-
-def _covering_length(teacher, texts, coverage=0.99, multiple=8):
-    """The shortest length (a multiple of 8) that holds `coverage` of the held-out and
-    parallel texts whole: MediaPipe pads every text to its file's length."""
-    sample = [text for group in texts.held_out.values() for text in group] + texts.english
-    sample += [text for group in texts.translations.values() for text in group]
-    tokens = teacher.preprocessor.tokenizer(sample)
-    counts = np.array([len(row) for row in (tokens.to_list() if hasattr(tokens, "to_list")
-                                            else tokens)]) + 2
-    limit = teacher.backbone.max_sequence_length
-    length = int(np.ceil(np.quantile(counts, coverage) / multiple) * multiple)
-    return max(multiple, min(length, limit, teacher.preprocessor.sequence_length))

@@ -99,6 +99,11 @@ class TextSets:
         english, translations = parallel_messages(locales, messages, rng)
         return cls(training, held_out, pairs, english, translations)
 
+    def evaluated(self):
+        """Every text the report embeds: held out, English and translated."""
+        return ([text for group in self.held_out.values() for text in group] + self.english
+                + [text for group in self.translations.values() for text in group])
+
     def summary(self):
         return (f"{len(self.training):,} training texts, {len(self.pairs):,} training pairs; "
                 f"held out: {sum(map(len, self.held_out.values())):,} texts in "
