@@ -118,22 +118,35 @@ def cosines(a, b):
     return (a * b).sum(1) / np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12)
 
 
-def parse_arguments(argv):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="a MediaPipe TextEmbedder .tflite file (export_mediapipe)")
-    parser.add_argument("--texts", help="a UTF-8 file, one text a line (default: one sentence per script)")
+def page_arguments(description, model_help, inputs, package):
+    """The flags both pages' checks take: `inputs` is (flag, help) of what is embedded;
+    `package` the npm package under node_modules/ that the page needs."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("model", help=model_help)
+    parser.add_argument(inputs[0], help=inputs[1])
     parser.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
-    parser.add_argument("--runs", type=int, default=0, help="time this many embed calls in each runtime")
+    parser.add_argument("--runs", type=int, default=0, help="time this many runs in each runtime")
     parser.add_argument("--min-cosine", type=float, default=0.999, help="the lowest mean cosine accepted")
     parser.add_argument("--json", help="write the figures here")
-    args = parser.parse_args(argv)
-    if not pathlib.Path(args.model).is_file():
-        parser.error(f"no model file at {args.model}")
-    if not (WEB / "node_modules" / "@mediapipe" / "tasks-text").is_dir():
-        parser.error(f"run `npm ci` in {WEB} first (it installs @mediapipe/tasks-text and puppeteer-core)")
-    if not pathlib.Path(args.chromium).is_file():
-        parser.error(f"no Chromium at {args.chromium} (apt-get update && apt-get install -y chromium, or pass --chromium)")
-    return args
+
+    def parse(argv):
+        args = parser.parse_args(argv)
+        if not pathlib.Path(args.model).is_file():
+            parser.error(f"no model file at {args.model}")
+        if not (WEB / "node_modules" / package).is_dir():
+            parser.error(f"run `npm ci` in {WEB} first (it installs {package} and puppeteer-core)")
+        if not pathlib.Path(args.chromium).is_file():
+            parser.error(f"no Chromium at {args.chromium} "
+                         "(apt-get update && apt-get install -y chromium, or pass --chromium)")
+        return args
+
+    return parse
+
+
+parse_arguments = page_arguments(
+    __doc__.splitlines()[0], "a MediaPipe TextEmbedder .tflite file (export_mediapipe)",
+    ("--texts", "a UTF-8 file, one text a line (default: one sentence per script)"),
+    "@mediapipe/tasks-text")
 
 
 def main(argv=None):

@@ -17,11 +17,9 @@ once and install Chromium (`apt-get update && apt-get install -y chromium`).
     python device/web/run_chromium_onnx.py e5.int4.onnx --ids ids.json --runs 20 --json web.json
 """
 
-import argparse
 import json
 import os
 import pathlib
-import shutil
 import statistics
 import sys
 import time
@@ -29,9 +27,9 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from run_chromium import WEB  # noqa: E402
 from run_chromium import browser_vectors  # noqa: E402
 from run_chromium import cosines  # noqa: E402
+from run_chromium import page_arguments  # noqa: E402
 
 MODEL_ROUTE = "/model.onnx"
 METADATA_NAME = "keras_subembed"  # the export's metadata entry (keras_subembed.tflite_metadata)
@@ -91,23 +89,9 @@ def python_vectors(session, samples, runs):
     return vectors, (statistics.median(times) if times else None)
 
 
-def parse_arguments(argv):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="an .onnx file (export_onnx) taking token_ids and masks")
-    parser.add_argument("--ids", help="a JSON list of token-id lists (default: made-up ids)")
-    parser.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
-    parser.add_argument("--runs", type=int, default=0, help="time this many runs in each runtime")
-    parser.add_argument("--min-cosine", type=float, default=0.999, help="the lowest mean cosine accepted")
-    parser.add_argument("--json", help="write the figures here")
-    args = parser.parse_args(argv)
-    if not pathlib.Path(args.model).is_file():
-        parser.error(f"no model file at {args.model}")
-    if not (WEB / "node_modules" / "onnxruntime-web").is_dir():
-        parser.error(f"run `npm ci` in {WEB} first (it installs onnxruntime-web and puppeteer-core)")
-    if not pathlib.Path(args.chromium).is_file():
-        parser.error(f"no Chromium at {args.chromium} "
-                     "(apt-get update && apt-get install -y chromium, or pass --chromium)")
-    return args
+parse_arguments = page_arguments(
+    __doc__.splitlines()[0], "an .onnx file (export_onnx) taking token_ids and masks",
+    ("--ids", "a JSON list of token-id lists (default: made-up ids)"), "onnxruntime-web")
 
 
 def main(argv=None):
