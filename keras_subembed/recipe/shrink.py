@@ -226,13 +226,18 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
         reports = ship(embedder, output, name, formats, recipe, mediapipe_length=length,
                        overwrite=overwrite)
         for label, report in reports.items():
-            written[f"{name}.{label}" if name == "teacher" else label] = report.path
+            key = f"{name}.{label}" if name == "teacher" else label
+            written[key] = report.path
+            if report.tokenizer_path:
+                written[f"{key} tokenizer"] = report.tokenizer_path
             say(f"Evaluating {pathlib.Path(report.path).name}")
             rows.append({"name": pathlib.Path(report.path).name,
                          "file_mb": round(report.file_bytes / 1e6, 2), "format": label,
+                         "latency_ms": report.latency_ms,
+                         "sequence_length": report.sequence_length,
                          **evaluation.measure(**file_runner(label, report.path))})
-    title = (f"{getattr(teacher, 'name', 'model')} -> {setting}: recall@1 per locale and "
-             "held-out cosine per language, against the teacher")
+    title = (f"{model if isinstance(model, str) else type(teacher).__name__} -> {setting}: "
+             "recall@1 per locale and held-out cosine per language, against the teacher")
     for path in write_language_report(rows, output, title=title, overwrite=True):
         written[path.name] = path
     best = smallest_passing(rows)

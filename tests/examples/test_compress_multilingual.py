@@ -71,7 +71,17 @@ def test_the_job_ships_every_runtime_file_and_a_report_per_language(tmp_path):
             assert 0 <= low <= row[direction]["accuracy"]["fr"] <= high <= 1
     for name in names[2:]:
         assert (output / name).is_file()
+    assert (output / "product-k8m16").is_dir()  # the student as a keras-hub preset
     # The tokenizer beside each file, so that device/ tools run on it verbatim.
-    assert (output / "product-k8m16").is_dir()
+    assert (output / "product-k8m16.int4_dynamic.spm").is_file()
+    assert (output / "product-k8m16.spm").is_file()  # beside the .onnx file
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("la ville a dit\nthe road was closed\nгород сказал\n", encoding="utf-8")
+    search = subprocess.run(
+        [sys.executable, str(ROOT / "device" / "search_text.py"),
+         str(output / "product-k8m16.int4_dynamic.tflite"), "--corpus", str(corpus),
+         "the road was closed", "--top-k", "1"], capture_output=True, text=True, timeout=300)
+    assert search.returncode == 0, search.stderr[-2000:]
+    assert "the road was closed" in search.stdout
     assert "| file | MB |" in result.stdout and "Verdict" in result.stdout
     assert (output / "report.md").is_file() and (output / "report.png").stat().st_size > 1000
