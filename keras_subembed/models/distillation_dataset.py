@@ -11,7 +11,7 @@ def distillation_dataset(texts, preprocessor, batch_size, seed=0, pairs=None):
 
     Shuffled (all of `texts`, with `seed`), repeated without end, in batches
     of `batch_size` (a short last batch is dropped, so every step has one
-    shape), tokenized by `preprocessor` in parallel. Give `fit` its
+    shape), tokenized by `preprocessor` in parallel (`padding_mask` as int32). Give `fit` its
     `steps_per_epoch`. After `keras.utils.set_random_seed`, the same
     arguments give the same batches.
 
@@ -85,5 +85,16 @@ def _batches(rows, rows_per_batch, seed, preprocessor, paired):
                .batch(rows_per_batch, drop_remainder=True))
     if paired:  # (pairs, 2) -> rows 2i, 2i + 1
         dataset = dataset.map(lambda batch: tf.reshape(batch, [-1]))
-    return (dataset.map(preprocessor, num_parallel_calls=tf.data.AUTOTUNE)
+    return (dataset.map(lambda batch: _int_mask(preprocessor(batch)),
+                        num_parallel_calls=tf.data.AUTOTUNE)
             .prefetch(tf.data.AUTOTUNE))
+
+
+def _int_mask(batch):
+    """`padding_mask` as int32, the encoders' input dtype: a bool one also breaks fitting
+    under tf.distribute.MirroredStrategy (its first batch is reduced with AddN)."""
+    import tensorflow as tf
+
+    if isinstance(batch, dict) and batch.get("padding_mask") is not None:
+        batch = {**batch, "padding_mask": tf.cast(batch["padding_mask"], "int32")}
+    return batch

@@ -282,12 +282,19 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         mask = ops.cast(x["padding_mask"], "float32")
         loss = ops.convert_to_tensor(0.0)
+        # Under a tf.distribute strategy each replica sees its share of the batch: the
+        # state loss is normalised by the whole batch's sums, and the loss divided by the
+        # replicas (Keras sums the replicas' gradients), so that the replicas together
+        # compute the one-device loss and gradient. On JAX (keras.distribution) the step
+        # computes on the whole sharded batch: nothing to do.
+        replicas = _replica_context()
         if self.state_indices and self.state_loss_weight > 0:
             state_loss = ops.mean(
                 ops.stack(
                     [
                         _state_loss(
-                            y_pred[f"student_state_{index}"], y_pred[f"teacher_state_{index}"], mask
+                            y_pred[f"student_state_{index}"], y_pred[f"teacher_state_{index}"], mask,
+                            replicas,
                         )
                         for index in self.state_indices
                     ]
@@ -312,6 +319,8 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
             loss = loss + self.pair_loss_weight * pair_loss
         if self.losses:
             loss = loss + ops.sum(self.losses)
+        if replicas is not None:
+            loss = loss / replicas.num_replicas_in_sync
         return loss
 
     def call(self, inputs, training=None, mask=None):
@@ -428,14 +437,38 @@ def _pair_loss(student, teacher, temperature):
     return loss
 
 
-def _state_loss(student, teacher, mask):
+def _state_loss(student, teacher, mask, replicas=None):
+    """Squared error over the valid tokens / the teacher's (scale-free).
+
+    With `replicas` (a TensorFlow replica context) the token count and the teacher's sum
+    are the whole batch's, and the error is counted `num_replicas_in_sync` times: the
+    mean over the replicas is then the one-device loss of the whole batch."""
     student = ops.cast(student, "float32")
     teacher = ops.cast(teacher, "float32")
     weights = ops.expand_dims(mask, axis=-1)
-    count = ops.maximum(ops.sum(mask), 1.0)
-    error = ops.sum(ops.square(student - teacher) * weights) / count
-    scale = ops.sum(ops.square(teacher) * weights) / count
-    return error / ops.maximum(scale, 1e-12)
+    error = ops.sum(ops.square(student - teacher) * weights)
+    total = ops.sum(ops.square(teacher) * weights)
+    count = ops.sum(mask)
+    if replicas is not None:
+        # The teacher is frozen: its sums carry no gradient.
+        total, count = replicas.all_reduce(
+            "sum", [ops.stop_gradient(total), ops.stop_gradient(count)])
+        error = error * replicas.num_replicas_in_sync
+    count = ops.maximum(count, 1.0)
+    return (error / count) / ops.maximum(total / count, 1e-12)
+
+
+def _replica_context():
+    """TensorFlow's replica context inside a step of a strategy of several replicas,
+    else None (one device, a cross-replica context, or JAX)."""
+    if keras.backend.backend() != "tensorflow":
+        return None
+    import tensorflow as tf
+
+    context = tf.distribute.get_replica_context()
+    if context is None or context.num_replicas_in_sync == 1:
+        return None
+    return context
 
 
 def _freeze(layer):

@@ -24,6 +24,7 @@ from keras_subembed.models import save_preset
 from keras_subembed.models import token_weights
 from keras_subembed.quantization.recipes import get_recipe
 from keras_subembed.recipe.distillation import check_distillation_options
+from keras_subembed.recipe.distillation import check_distribution
 from keras_subembed.recipe.distillation import distil
 from keras_subembed.recipe.settings import SETTINGS
 from keras_subembed.recipe.settings import choose_setting
@@ -113,7 +114,7 @@ def _embedding_kwargs(setting, teacher, weights):
 def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setting=None,
            texts=None, quantization="int4_dynamic", formats=FORMATS, qat=True,
            teacher_files=False, mediapipe_length=None, overwrite=False, cache=None,
-           text_options=None, verbose=1, **distillation):
+           text_options=None, verbose=1, distribution=None, **distillation):
     """Compress a sentence encoder's token table, distil it, ship it to every runtime, and
     report its quality per language against the original.
 
@@ -143,6 +144,10 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
         overwrite: replace the files a shrink wrote in `output`.
         cache: where the built-in multilingual model's conversion is kept.
         verbose: 0 silent, 1 progress bars, 2 a line per stage.
+        distribution: `distil`'s: None (one device), a `keras.distribution.DataParallel`
+            on JAX or a `tf.distribute.Strategy` on TensorFlow to distil data-parallel
+            (`batch_size` must divide among its replicas). Only the distillation runs
+            distributed; loading, evaluation and export run as without it.
         **distillation: `distil`'s options (`steps`, `runs`, `learning_rate`, ...).
 
     Returns:
@@ -153,6 +158,15 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
     result = keras_subembed.recipe.shrink("multilingual-e5-small", "e5_small",
                                           budget_mb=31)
     print(result)      # the files, and the smallest one that keeps every language
+    ```
+
+    Distilled on two GPUs (TensorFlow; on JAX
+    `keras.distribution.DataParallel(devices=jax.devices())`):
+    ```python
+    strategy = tf.distribute.MirroredStrategy(["/gpu:0", "/gpu:1"])
+    result = keras_subembed.recipe.shrink("multilingual-e5-small", "e5_small",
+                                          budget_mb=31, batch_size=32,
+                                          distribution=strategy)
     ```
     """
     started = time.perf_counter()
@@ -169,6 +183,7 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
     qat, teacher_files = check_bool("qat", qat), check_bool("teacher_files", teacher_files)
     options = check_distillation_options(
         **{"quantize_transformer": recipe if qat else None, **distillation})
+    check_distribution(distribution, options["batch_size"])
     if texts is not None and not isinstance(texts, TextSets):
         texts = _split_texts(texts)
     if text_options is not None and (texts is not None or not isinstance(text_options, dict)):
@@ -211,7 +226,8 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
     student = keras_subembed.compress(teacher, kind, kwargs, verbose=verbose > 0)
     say(f"Distilling ({options['runs']} run(s) of {options['steps']} steps"
         + (f", quantization-aware: {recipe})" if qat else ")"))
-    losses = distil(teacher, student, texts.training, texts.pairs, verbose=verbose, **options)
+    losses = distil(teacher, student, texts.training, texts.pairs, verbose=verbose,
+                    distribution=distribution, **options)
     rows.append({"name": f"{setting} (Keras)", "losses": losses,
                  **evaluation.measure(keras_runner(student))})
 

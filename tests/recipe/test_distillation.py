@@ -23,7 +23,8 @@ def test_runs_distil_from_the_same_start_and_keep_the_mean_of_their_weights(monk
     layer = model.layers[0]
     starts, seeds = [], []
 
-    def distil_once(teacher, student, preprocessor, texts, pairs, options, seed, verbose):
+    def distil_once(teacher, student, preprocessor, texts, pairs, options, seed, verbose,
+                    distribution=None):
         seeds.append(seed)
         starts.append((layer.kernel.numpy().copy(), layer.codes.numpy()))
         layer.kernel.assign(np.array([2.0, 4.0]) * len(starts))
