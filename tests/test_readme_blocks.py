@@ -26,7 +26,11 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.large
+pytestmark = [
+    pytest.mark.large,
+    # The blocks are user code on the default backend; several export .tflite files.
+    pytest.mark.tensorflow_only(reason="the README's blocks run on TensorFlow, the default"),
+]
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
