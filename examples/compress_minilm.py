@@ -29,6 +29,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 
 from keras_subembed import datasets  # noqa: E402
+from keras_subembed import files  # noqa: E402
 from keras_subembed import evaluation  # noqa: E402
 from keras_subembed.models import load_text_embedder  # noqa: E402
 from keras_subembed.recipe import SETTINGS  # noqa: E402
@@ -36,6 +37,7 @@ from keras_subembed.recipe import TextSets  # noqa: E402
 from keras_subembed.recipe import cli  # noqa: E402
 from keras_subembed.recipe import shrink  # noqa: E402
 from keras_subembed.recipe.shipping import file_runner  # noqa: E402
+from keras_subembed.tflite_metadata import WRITTEN_BY  # noqa: E402
 
 # The English job's measured schedule (benchmarks/RESULTS.md): many cheap embedding-only
 # steps, then the full stage at the rates that keep a close student close.
@@ -105,7 +107,10 @@ def main(argv=None):
             rows.append({"name": row["name"], "file_mb": row["file_mb"],
                          **suite.measure(**file_runner(row["format"], path))})
     print("\n".join(evaluation.format_table(rows, COLUMNS)))
-    pathlib.Path(args.output, "english_measures.json").write_text(json.dumps(rows, indent=1))
+    # Beside the report, with its guarantees: replaced only when asked, and only if ours.
+    files.write_file(pathlib.Path(args.output, "english_measures.json"),
+                     json.dumps({"rows": rows, "written_by": WRITTEN_BY}, indent=1).encode(),
+                     args.overwrite, files.is_json_report)
     return result, rows
 
 
