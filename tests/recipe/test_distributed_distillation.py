@@ -109,10 +109,6 @@ def tiny_teacher(vocabulary_size=200, width=16):
 TEXTS = [" ".join(f"w{(7 * i + 13 * j) % 195}" for j in range(3 + i % 8)) for i in range(64)]
 
 
-@pytest.mark.xfail(keras.backend.backend() == "jax", strict=True, reason=(
-    "keras.distribution.DataParallel runs the distillation on both JAX devices, but the "
-    "student differs from the one-device one by up to ~5e-2 after 6 steps (the embedding "
-    "stage's loss already differs, 0.159 vs 0.154); cause not found yet"))
 def test_two_devices_distil_the_one_device_student():
     # Tolerance: the two runs differ only in the order of float32 sums (each replica's,
     # then across replicas, and no XLA under tf.distribute), ~1e-7 relative per step;
