@@ -137,6 +137,15 @@ def _sub(ctx):
 # The required arguments of each callable, valid: the walk varies one argument at a
 # time. Methods are called on `INSTANCES[class]`.
 REQUIRED = {
+    "evaluation.LanguageEvaluation": lambda ctx: dict(
+        held_out={"en": ["the city"]}, preprocessor=ctx.embedder.preprocessor),
+    "evaluation.write_language_report": lambda ctx: dict(
+        rows=[{"name": "t", "reference": True, "cosine": {"en": 1.0}, "cosine_min": 1.0}],
+        folder=ctx.path("report")),
+    "recipe.choose_setting": lambda ctx: dict(budget_bytes=1e9, embedder=ctx.embedder),
+    "recipe.ship": lambda ctx: dict(embedder=ctx.small, output=ctx.path("ship"), name="walk"),
+    "recipe.table_bytes": lambda ctx: dict(setting="product-k8m16", vocabulary_size=30,
+                                           width=8),
     "assignment.check_codes": lambda ctx: dict(codes=ctx.codes),
     "assignment.clustered_codes": lambda ctx: dict(table=ctx.table, num_tables=2),
     "assignment.fit_codes": lambda ctx: dict(
@@ -284,6 +293,12 @@ SKIPPED = {
     "layers.register_embedding_kind": "changes the process-wide kind registry",
     "assignment.Assignment": "a registry record made by register_assignment",
     "evaluation.tflite_runner": "needs a .tflite file",
+    "evaluation.onnx_runner": "needs an .onnx file",
+    "datasets.draw_training_pairs": "its package must be an installed catalog package; "
+                                    "tests/datasets/test_training_pairs.py refuses bad counts, "
+                                    "alphas and seeds by name",
+    "recipe.distil": "trains a model; check_distillation_options, which it calls first, is "
+                     "walked option by option in tests/recipe/test_distillation.py",
     "layers.CompressedEmbedding": "abstract: its subclasses' constructors are walked",
     "export.register_format": "changes the process-wide export format registry",
     "export.ExportFormat.check_target": "a step `export` calls; files.check_file_target checks",

@@ -7,6 +7,7 @@ import tempfile
 
 from keras_subembed import files
 from keras_subembed.checks import check_bool
+from keras_subembed.checks import check_non_negative_number
 from keras_subembed.evaluation.language_evaluation import DIRECTIONS
 from keras_subembed.evaluation.metrics import plot_quality_vs_size
 from keras_subembed.tflite_metadata import WRITTEN_BY
@@ -145,6 +146,12 @@ def write_language_report(rows, folder, title="Per-language report", overwrite=F
     ```
     """
     overwrite = check_bool("overwrite", overwrite)
+    within = check_non_negative_number("within", within)
+    locale_floor = check_non_negative_number("locale_floor", locale_floor)
+    if not isinstance(title, str):
+        raise TypeError(f"`title` must be a str. Received: title={title!r}")
+    if isinstance(rows, (str, dict)) or not all(isinstance(row, dict) for row in rows):
+        raise TypeError(f"`rows` must be a list of dicts. Received: rows={rows!r:.100}")
     rows = list(rows)
     if not rows or not rows[0].get("reference"):
         raise ValueError("`rows` must start with the reference's row (`\"reference\": True`).")

@@ -11,6 +11,7 @@ from keras_subembed.checks import check_non_negative_number
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_positive_number
 from keras_subembed.checks import check_seed
+from keras_subembed.checks import is_integer
 from keras_subembed.models import EmbeddingDistiller
 from keras_subembed.models import distillation_dataset
 from keras_subembed.quantization.recipes import get_recipe
@@ -115,6 +116,13 @@ def _copy(embedder):
         embedder.save_weights(f"{folder}/copy.weights.h5")
         copy.load_weights(f"{folder}/copy.weights.h5")
     return copy
+
+
+def check_verbose(verbose):
+    """Keras' `verbose`: 0 (silent), 1 (progress bars) or 2 (a line per stage)."""
+    if not is_integer(verbose) or verbose not in (0, 1, 2):
+        raise ValueError(f"`verbose` must be 0, 1 or 2. Received: verbose={verbose!r}")
+    return verbose
 
 
 def training_preprocessor(teacher, sequence_length):

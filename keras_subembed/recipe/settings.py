@@ -2,6 +2,9 @@
 
 import numpy as np
 
+from keras_subembed.checks import check_bool
+from keras_subembed.checks import check_positive_int
+from keras_subembed.checks import is_integer
 from keras_subembed.checks import is_real
 from keras_subembed.quantization.fake_quantization import quantized_layers
 from keras_subembed.quantization.recipes import get_recipe
@@ -84,8 +87,12 @@ def table_bytes(setting, vocabulary_size, width, table_bits=32):
     >>> round(table_bytes("split-h8k-k64", 250_037, 384, table_bits=8) / 1e6, 1)
     18.7
     """
-    if setting not in SETTINGS:
+    if not isinstance(setting, str) or setting not in SETTINGS:
         raise ValueError(f"`setting` must be one of {sorted(SETTINGS)}. Received: {setting!r}")
+    vocabulary_size = check_positive_int("vocabulary_size", vocabulary_size)
+    width = check_positive_int("width", width)
+    if table_bits not in (8, 16, 32) or not is_integer(table_bits):
+        raise ValueError(f"`table_bits` must be 8, 16 or 32. Received: table_bits={table_bits!r}")
     kind, kwargs = SETTINGS[setting]
     if kind == "split":
         head = kwargs["head_rows"]
@@ -127,6 +134,8 @@ def choose_setting(budget_bytes, embedder, recipe="int4_dynamic", ordered_vocabu
     if budget_bytes is not None and (not is_real(budget_bytes) or not budget_bytes > 0
                                      or not np.isfinite(budget_bytes)):
         raise ValueError(f"`budget_bytes` must be a positive number. Received: {budget_bytes!r}")
+    recipe = get_recipe(recipe, "recipe").name
+    ordered_vocabulary = check_bool("ordered_vocabulary", ordered_vocabulary)
     vocabulary_size, width = embedder.backbone.token_embedding.input_dim, \
         embedder.backbone.token_embedding.output_dim
     rest = transformer_bytes(embedder, recipe)

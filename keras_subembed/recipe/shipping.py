@@ -4,10 +4,15 @@ import pathlib
 
 import numpy as np
 
+from keras_subembed import files
+from keras_subembed.checks import check_bool
+from keras_subembed.checks import check_non_negative_int
+from keras_subembed.checks import check_positive_int
 from keras_subembed.evaluation.runners import onnx_runner
 from keras_subembed.evaluation.runners import tflite_runner
 from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
 from keras_subembed.export.pipeline import export
+from keras_subembed.quantization.recipes import get_recipe
 
 FORMATS = ("tflite", "mediapipe", "onnx")
 SUFFIXES = {"tflite": ".{recipe}.tflite", "mediapipe": ".mediapipe.tflite", "onnx": ".onnx"}
@@ -41,7 +46,16 @@ def ship(embedder, output, name, formats=FORMATS, recipe="int4_dynamic", mediapi
     reports["mediapipe"].file_bytes
     ```
     """
-    output = pathlib.Path(output)
+    formats = check_formats(formats)
+    recipe = get_recipe(recipe, "recipe").name
+    if not isinstance(name, str) or not name or "/" in name:
+        raise ValueError(f"`name` must be a file name (a non-empty str without '/'). "
+                         f"Received: name={name!r}")
+    if mediapipe_length is not None:
+        check_positive_int("mediapipe_length", mediapipe_length)
+    check_bool("overwrite", overwrite)
+    check_non_negative_int("latency_runs", latency_runs)
+    output = files.as_path(output)
     arguments = {
         "tflite": dict(quantization=recipe, latency_runs=latency_runs),
         "mediapipe": dict(quantization=recipe, sequence_length=mediapipe_length,

@@ -23,7 +23,9 @@ from keras_subembed.models import load_text_embedder
 from keras_subembed.models import save_preset
 from keras_subembed.models import token_weights
 from keras_subembed.quantization.recipes import get_recipe
+from keras_subembed.checks import check_positive_int
 from keras_subembed.recipe.distillation import check_distillation_options
+from keras_subembed.recipe.distillation import check_verbose
 from keras_subembed.recipe.distillation import check_distribution
 from keras_subembed.recipe.distillation import distil
 from keras_subembed.recipe.settings import SETTINGS
@@ -180,6 +182,14 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
                          f"pair. Received: setting={setting!r}")
     recipe = get_recipe(quantization, "quantization").name
     formats = check_formats(formats)
+    verbose = check_verbose(verbose)
+    if mediapipe_length is not None:
+        check_positive_int("mediapipe_length", mediapipe_length)
+    if not isinstance(model, (str, os.PathLike, keras_hub.models.TextEmbedder)):
+        raise TypeError("`model` must be a keras-hub TextEmbedder, a folder or a built-in "
+                        f"model's name. Received: model={model!r:.100}")
+    if cache is not None and not isinstance(cache, (str, os.PathLike)):
+        raise TypeError(f"`cache` must be a folder's path or None. Received: cache={cache!r}")
     qat, teacher_files = check_bool("qat", qat), check_bool("teacher_files", teacher_files)
     options = check_distillation_options(
         **{"quantize_transformer": recipe if qat else None, **distillation})
