@@ -12,8 +12,10 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 # The main job's needs: the MiniLM package, TensorFlow for the .tflite file.
-from test_compress_minilm import ROOT  # noqa: E402
-from test_compress_minilm import pytestmark  # noqa: E402,F401
+from test_compress_minilm import ROOT, needs_minilm  # noqa: E402
+from test_compress_minilm import pytestmark as job_marks  # noqa: E402
+
+pytestmark = [*job_marks, needs_minilm]
 
 
 def readme_flow():
