@@ -19,6 +19,7 @@ with `search_text.py`.
 """
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import pathlib
@@ -40,9 +41,9 @@ from wordpiece_tokenizer import WordPieceTokenizer  # noqa: E402
 SIGNATURE = "serving_default"
 # The metadata entry keras_subembed's export writes into a .tflite file.
 METADATA_NAME = b"keras_subembed"
-# The tokenizer files an export writes beside `<model>.tflite`, in the order looked for.
-VOCABULARY_SUFFIX, SENTENCEPIECE_SUFFIX = ".vocab.txt", ".spm"
-SENTENCEPIECE_SUFFIXES = (SENTENCEPIECE_SUFFIX, ".model")
+# The tokenizers the runners read, in the order `vocabulary_path_of` looks
+# for their files; `register_runner_tokenizer` adds to it.
+RUNNER_TOKENIZERS = []
 
 
 class RunnerError(Exception):
@@ -99,16 +100,74 @@ def open_signature(model_path, required_inputs, threads=1):
     return interpreter.get_signature_runner(SIGNATURE)
 
 
+@dataclasses.dataclass(frozen=True)
+class RunnerTokenizer:
+    """A tokenizer kind as the runners read it (see `register_runner_tokenizer`)."""
+
+    suffixes: tuple
+    fingerprint_key: str
+    what: str
+    exported_as: str
+    load: object
+
+
+def register_runner_tokenizer(suffixes, fingerprint_key, what, exported_as, load):
+    """Let the runners read a tokenizer kind's file (keras_subembed's
+    `tokenizer_kinds` says what an export writes for each kind).
+
+    Args:
+        suffixes: the file's suffixes, the one an export writes first (".spm", ".model").
+        fingerprint_key: the key under which the export records the file's
+            fingerprint in the model file (`"sentencepiece_sha256"`).
+        what: the file, for messages (`"SentencePiece model"`).
+        exported_as: the tokenizer, for messages (`"a SentencePiece tokenizer"`).
+        load: `load(path, metadata, **kwargs) -> tokenizer`, checking the file
+            against the export's `metadata`; the tokenizer offers `tokenize(text)`,
+            `pack(ids, length)` and `pad_id`. Raises `RunnerError`.
+
+    Example (`load_words` reads a word list and checks its fingerprint):
+
+        register_runner_tokenizer((".words.txt",), "words_sha256", "word list",
+                                  "a whitespace tokenizer", load_words)
+    """
+    suffixes = (suffixes,) if isinstance(suffixes, str) else suffixes
+    if not isinstance(suffixes, tuple) or not suffixes or not all(
+            isinstance(suffix, str) and suffix.startswith(".") and len(suffix) > 1
+            for suffix in suffixes):
+        raise ValueError(f"`suffixes` must be file suffixes starting with \".\". "
+                         f"Received: suffixes={suffixes!r}")
+    for name, value in (("fingerprint_key", fingerprint_key), ("what", what),
+                        ("exported_as", exported_as)):
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"`{name}` must be a non-empty string. Received: {name}={value!r}")
+    if not callable(load):
+        raise TypeError(f"`load` must be callable. Received: load={load!r}")
+    for other in RUNNER_TOKENIZERS:
+        if other.fingerprint_key == fingerprint_key or set(other.suffixes) & set(suffixes):
+            raise ValueError(f"A runner tokenizer reads {other.suffixes} (fingerprint "
+                             f"{other.fingerprint_key!r}) already. Received: suffixes={suffixes!r}, "
+                             f"fingerprint_key={fingerprint_key!r}")
+    kind = RunnerTokenizer(suffixes, fingerprint_key, what, exported_as, load)
+    RUNNER_TOKENIZERS.append(kind)
+    return kind
+
+
+def runner_tokenizer_of(path):
+    """The kind whose suffix ends `path`'s name; a file of any other name is read
+    as the first registered kind (a WordPiece vocabulary)."""
+    name = pathlib.Path(path).name
+    return next((kind for kind in RUNNER_TOKENIZERS
+                 if any(name.endswith(suffix) for suffix in kind.suffixes)), RUNNER_TOKENIZERS[0])
+
+
 def vocabulary_path_of(model_path, vocabulary_path=None):
     """`vocabulary_path`, else the tokenizer file the export wrote beside the model:
-    <model>.vocab.txt (WordPiece), else <model>.spm (SentencePiece)."""
+    the first registered kind's that exists (<model>.vocab.txt for WordPiece,
+    else <model>.spm for SentencePiece), else <model>.vocab.txt."""
     if vocabulary_path:
         return pathlib.Path(vocabulary_path)
-    model_path = pathlib.Path(model_path)
-    sentencepiece_path = model_path.with_suffix(SENTENCEPIECE_SUFFIX)
-    if not model_path.with_suffix(VOCABULARY_SUFFIX).is_file() and sentencepiece_path.is_file():
-        return sentencepiece_path
-    return model_path.with_suffix(VOCABULARY_SUFFIX)
+    candidates = [pathlib.Path(model_path).with_suffix(kind.suffixes[0]) for kind in RUNNER_TOKENIZERS]
+    return next((path for path in candidates if path.is_file()), candidates[0])
 
 
 def read_export_metadata(model_path):
@@ -142,14 +201,29 @@ def check_vocabulary(tokenizer, metadata, path):
                           "tokens differ): pass the vocabulary it was trained with")
 
 
-def load_sentencepiece_tokenizer(path, metadata):
+def load_wordpiece_tokenizer(path, metadata, **kwargs):
+    """The WordPiece tokenizer of a vocabulary file, normalising text as the model's
+    tokenizer did (`lowercase`, `strip_accents` as the export recorded them)."""
+    kwargs = {**{name: bool(metadata[name]) for name in ("lowercase", "strip_accents")
+                 if name in metadata}, **kwargs}
+    try:
+        tokenizer = WordPieceTokenizer.from_file(path, **kwargs)
+    except VocabularyError as error:
+        raise RunnerError(f"{path}: {error}") from None
+    except UnicodeDecodeError as error:
+        raise RunnerError(f"{path} is not UTF-8 text (byte {error.start})") from None
+    check_vocabulary(tokenizer, metadata, path)
+    return tokenizer
+
+
+def load_sentencepiece_tokenizer(path, metadata, **kwargs):
     """The XLM-R tokenizer of a SentencePiece model file, checked against the model's record."""
     from sentencepiece_tokenizer import SentencePieceModelError
     from sentencepiece_tokenizer import SentencePieceTokenizer
 
-    if metadata.get("vocabulary_sha256"):
-        raise RunnerError(f"{path} is a SentencePiece model but the model was exported with a "
-                          "WordPiece vocabulary: pass its .vocab.txt")
+    if kwargs:
+        raise RunnerError(f"{path} is a SentencePiece model; this script needs a WordPiece "
+                          "vocabulary (search_text.py embeds with SentencePiece models)")
     data = path.read_bytes()
     fingerprint = metadata.get("sentencepiece_sha256")
     if fingerprint and hashlib.sha256(data).hexdigest() != fingerprint:
@@ -166,33 +240,29 @@ def load_sentencepiece_tokenizer(path, metadata):
     return tokenizer
 
 
+register_runner_tokenizer((".vocab.txt",), "vocabulary_sha256", "vocabulary",
+                          "a WordPiece vocabulary", load_wordpiece_tokenizer)
+register_runner_tokenizer((".spm", ".model"), "sentencepiece_sha256", "SentencePiece model",
+                          "a SentencePiece tokenizer", load_sentencepiece_tokenizer)
+
+
 def load_tokenizer(model_path, vocabulary_path=None, **kwargs):
-    """The tokenizer of `vocabulary_path` (default: <model>.vocab.txt, else
-    <model>.spm), checked against what the export recorded in the model file:
-    WordPiece normalising text as the model's tokenizer did (`lowercase`,
-    `strip_accents`), or XLM-R SentencePiece for a `.spm` / `.model` file."""
+    """The tokenizer of `vocabulary_path` (default: the file the export wrote
+    beside the model, `vocabulary_path_of`), of the kind its name says
+    (`runner_tokenizer_of`), checked against what the export recorded in the
+    model file: WordPiece normalising text as the model's tokenizer did
+    (`lowercase`, `strip_accents`), or XLM-R SentencePiece for a `.spm` /
+    `.model` file. `kwargs` go to the kind's `load`."""
     path = vocabulary_path_of(model_path, vocabulary_path)
     if not path.is_file():
         raise RunnerError(f"no vocabulary at {path} (pass --vocabulary)")
     metadata = read_export_metadata(model_path)
-    if path.suffix in SENTENCEPIECE_SUFFIXES:
-        if kwargs:
-            raise RunnerError(f"{path} is a SentencePiece model; this script needs a WordPiece "
-                              "vocabulary (search_text.py embeds with SentencePiece models)")
-        return load_sentencepiece_tokenizer(path, metadata)
-    if metadata.get("sentencepiece_sha256"):
-        raise RunnerError(f"the model was exported with a SentencePiece tokenizer, not the "
-                          f"vocabulary {path}: pass its .spm file")
-    kwargs = {**{name: bool(metadata[name]) for name in ("lowercase", "strip_accents")
-                 if name in metadata}, **kwargs}
-    try:
-        tokenizer = WordPieceTokenizer.from_file(path, **kwargs)
-    except VocabularyError as error:
-        raise RunnerError(f"{path}: {error}") from None
-    except UnicodeDecodeError as error:
-        raise RunnerError(f"{path} is not UTF-8 text (byte {error.start})") from None
-    check_vocabulary(tokenizer, metadata, path)
-    return tokenizer
+    kind = runner_tokenizer_of(path)
+    for other in RUNNER_TOKENIZERS:
+        if other is not kind and metadata.get(other.fingerprint_key):
+            raise RunnerError(f"the model was exported with {other.exported_as}, not the "
+                              f"{kind.what} {path}: pass its {other.suffixes[0]} file")
+    return kind.load(path, metadata, **kwargs)
 
 
 def invoke(runner, inputs):

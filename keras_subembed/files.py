@@ -8,11 +8,11 @@ replaces what an export wrote, proven by content the export controls, never
 a file merely of the right kind: a `.tflite` file carries the metadata entry
 `keras_subembed`, a SavedModel folder the marker `assets.extra/keras_subembed.json`,
 a JSON report the key `written_by`, and a tokenizer file (a vocabulary,
-a SentencePiece model) is one whose fingerprint the model file beside it records.
+a SentencePiece model) is one whose fingerprint the model file beside it
+records (`tokenizer_kinds`: each kind says how its file is fingerprinted).
 """
 
 import contextlib
-import hashlib
 import json
 import os
 import pathlib
@@ -23,6 +23,13 @@ import shutil
 from keras_subembed.checks import check_bool
 from keras_subembed.tflite_metadata import WRITTEN_BY
 from keras_subembed.tflite_metadata import read_metadata
+# A tokenizer file is ours by the fingerprint its kind records; the files'
+# helpers of each kind keep their names here.
+from keras_subembed.tokenizer_kinds.registry import is_exported_tokenizer_file  # noqa: F401
+from keras_subembed.tokenizer_kinds.sentencepiece import sentencepiece_fingerprint  # noqa: F401
+from keras_subembed.tokenizer_kinds.wordpiece import read_vocabulary  # noqa: F401
+from keras_subembed.tokenizer_kinds.wordpiece import vocabulary_fingerprint  # noqa: F401
+from keras_subembed.tokenizer_kinds.wordpiece import vocabulary_text  # noqa: F401
 
 # What `tf.saved_model.save` writes into a SavedModel folder.
 SAVED_MODEL_ENTRIES = {"saved_model.pb", "variables", "assets", "assets.extra", "fingerprint.pb"}
@@ -63,45 +70,6 @@ def read_json_object(path):
     except (OSError, UnicodeDecodeError, ValueError):
         return {}
     return values if isinstance(values, dict) else {}
-
-
-def vocabulary_text(vocabulary):
-    """The `.vocab.txt` file of a vocabulary: one token a line."""
-    return "".join(f"{token}\n" for token in vocabulary)
-
-
-def vocabulary_fingerprint(vocabulary):
-    """SHA-256 of the tokens, one a line: what a runner compares with its vocabulary."""
-    return hashlib.sha256("\n".join(vocabulary).encode("utf-8")).hexdigest()
-
-
-def sentencepiece_fingerprint(proto):
-    """SHA-256 of a serialized SentencePiece model: what a runner compares with its `.spm` file."""
-    return hashlib.sha256(proto).hexdigest()
-
-
-def read_vocabulary(path):
-    """The tokens of a vocabulary file, as the tokenizers read them, or None."""
-    try:
-        with open(path, encoding="utf-8") as file:
-            return [line.rstrip() for line in file]
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def is_exported_tokenizer_file(path, metadata):
-    """Whether `path` holds the vocabulary or SentencePiece model whose
-    fingerprint `metadata` (a model file's `keras_subembed` entry, or None) records."""
-    if not metadata:
-        return False
-    if metadata.get("sentencepiece_sha256"):
-        try:
-            data = pathlib.Path(path).read_bytes()
-        except OSError:
-            return False
-        return metadata["sentencepiece_sha256"] == sentencepiece_fingerprint(data)
-    tokens = read_vocabulary(path)
-    return tokens is not None and metadata.get("vocabulary_sha256") == vocabulary_fingerprint(tokens)
 
 
 def tflite_metadata_of(tflite_path):

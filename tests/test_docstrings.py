@@ -35,6 +35,7 @@ MODULES = [
     "keras_subembed.layers.compression_report",
     "keras_subembed.layers.define_embedding",
     "keras_subembed.layers.embedding_kinds",
+    "keras_subembed.tokenizer_kinds.registry",
     "keras_subembed.layers.group_linear",
     "keras_subembed.layers.positional_token_embedding",
     "keras_subembed.layers.sub_embedding",

@@ -292,6 +292,10 @@ SKIPPED = {
     "device.wordpiece_tokenizer.check_bool": "the check itself (shared by the scripts)",
     "layers.register_embedding_kind": "changes the process-wide kind registry",
     "assignment.Assignment": "a registry record made by register_assignment",
+    "tokenizer_kinds.TokenizerKind": "a registry record made by register_tokenizer_kind",
+    "tokenizer_kinds.register_tokenizer_kind": "changes the process-wide tokenizer kind "
+                                               "registry; tests/tokenizer_kinds/test_registry.py "
+                                               "refuses every bad field by name",
     "evaluation.tflite_runner": "needs a .tflite file",
     "evaluation.onnx_runner": "needs an .onnx file",
     "datasets.draw_training_pairs": "its package must be an installed catalog package; "

@@ -22,10 +22,7 @@ from keras_subembed.tflite_metadata import with_buffers_inline
 from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
 from keras_subembed.export.mediapipe_metadata import import_mediapipe
 from keras_subembed.export.mediapipe_metadata import metadata_writer
-from keras_subembed.export.mediapipe_sentencepiece import MEDIAPIPE_SENTENCEPIECE_FILE
 from keras_subembed.export.mediapipe_sentencepiece import ascii_lowercase
-from keras_subembed.export.mediapipe_sentencepiece import is_xlm_roberta_tokenizer
-from keras_subembed.export.mediapipe_sentencepiece import mediapipe_sentencepiece_model
 from keras_subembed.export.model_parts import export_metadata
 from keras_subembed.export.model_parts import max_sequence_length
 from keras_subembed.export.output_parity import OutputParity
@@ -37,6 +34,10 @@ from keras_subembed.export.tflite import litert_file
 from keras_subembed.export.tflite import recipe_model
 from keras_subembed.export.tflite import recipe_of
 from keras_subembed.quantization.recipes import RECIPE_NAMES
+from keras_subembed.tokenizer_kinds import find_tokenizer_kind
+from keras_subembed.tokenizer_kinds import tokenizer_kind_of
+from keras_subembed.tokenizer_kinds.registry import mediapipe_kinds
+from keras_subembed.tokenizer_kinds.registry import registered_kinds
 
 # MediaPipe's BERT text path finds its three int32 inputs by these metadata
 # names and feeds them at the length the file fixes, batch 1.
@@ -53,7 +54,6 @@ MIN_COSINE = {None: 0.999, "dynamic": 0.99, "float16": 0.999,
               **{name: 0.99 for name in RECIPE_NAMES}}
 # Ops reading resource variables: MediaPipe's interpreter refuses such files.
 VARIABLE_OPS = ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE")
-VOCABULARY_FILE = "vocab.txt"
 # Verification text made of the vocabulary's own whole words (no accents, no
 # case: every tokenizer normalisation leaves them as they are).
 DEFAULT_TEXT_COUNT = 16
@@ -97,6 +97,8 @@ class MediaPipeFormat(ExportFormat):
     def stage(self, embedder):
         self.model = embedder
         self.tokenizer = check_embedder(embedder)
+        # Before any work: the file MediaPipe reads is checked as it is made.
+        self.tokenizer_file = tokenizer_file(self.tokenizer)
         length = self.sequence_length
         self.sequence_length = check_length(
             embedder.preprocessor.sequence_length if length is None else length,
@@ -125,7 +127,7 @@ class MediaPipeFormat(ExportFormat):
         # flatbuffer itself: the quantizer's buffers by offset come inside first.
         if self.recipe:
             flatbuffer = with_buffers_inline(flatbuffer)
-        return with_mediapipe_metadata(flatbuffer, tokenizer_file(self.tokenizer), self.model.name)
+        return with_mediapipe_metadata(flatbuffer, self.tokenizer_file, self.model.name)
 
     def rounded_model(self):
         return self.converted if self.recipe else None  # rounded by `stage`
@@ -183,7 +185,8 @@ def export_mediapipe(model, path, **kwargs):
     output. An Android, iOS, web or Python app then needs no tokenizer code:
     `TextEmbedder.create_from_model_path(path).embed(text)`.
 
-    Two tokenizers ship:
+    Two tokenizer kinds ship (`keras_subembed.tokenizer_kinds`: a kind
+    registered with a `mediapipe_writer` ships too):
 
     - WordPiece (BERT, MiniLM): a BERT tokenizer with the vocabulary.
       MediaPipe lowercases but does not strip accents: for a model trained
@@ -258,27 +261,22 @@ def export_mediapipe(model, path, **kwargs):
 
 
 def check_embedder(embedder):
-    """The embedder's WordPiece or XLM-R SentencePiece tokenizer, or a clear error."""
+    """The embedder's tokenizer, once MediaPipe has a tokenizer of its kind, or a clear error."""
     if not isinstance(embedder, keras_hub.models.TextEmbedder):
         raise TypeError(
             "`embedder` must be a keras-hub TextEmbedder (e.g. BertTextEmbedder, or one "
             f"from keras_subembed.compress). Received: {type(embedder).__name__}"
         )
     tokenizer = getattr(embedder.preprocessor, "tokenizer", None)
-    if is_xlm_roberta_tokenizer(tokenizer):
-        return tokenizer
-    if not isinstance(tokenizer, keras_hub.tokenizers.WordPieceTokenizer):
+    kind = find_tokenizer_kind(tokenizer)
+    if kind is None or not kind.mediapipe_writer:
         raise ValueError(
-            "MediaPipe's BERT text path tokenizes with WordPiece or an XLM-R SentencePiece "
-            f"model; this embedder's tokenizer is {type(tokenizer).__name__}. "
+            "MediaPipe's BERT text path tokenizes with "
+            f"{' or '.join(kind.description for kind in mediapipe_kinds())}; this embedder's "
+            f"tokenizer is {type(tokenizer).__name__}"
+            f"{'' if kind is None else f' (the {kind.name!r} kind, which MediaPipe lacks)'}. "
+            f"Registered tokenizer kinds: {registered_kinds()}. "
             f"Received: embedder={embedder.name!r}"
-        )
-    vocabulary = list(tokenizer.vocabulary or ())
-    missing = [t for t in ("[CLS]", "[SEP]", "[PAD]", "[UNK]") if t not in vocabulary]
-    if missing:
-        raise ValueError(
-            f"MediaPipe's BERT tokenizer needs the tokens {missing} in the vocabulary; "
-            f"{embedder.name!r}'s vocabulary lacks them."
         )
     return tokenizer
 
@@ -296,32 +294,11 @@ def check_length(sequence_length, limit=None):
 
 
 def check_tokenizer_normalization(tokenizer, check_normalization):
-    """Refuse a cased WordPiece model; warn of (or refuse) what MediaPipe's
-    normalisation changes: accents kept for WordPiece, ASCII case for SentencePiece."""
-    if is_xlm_roberta_tokenizer(tokenizer):
-        warn_or_raise(check_normalization, (
-            "MediaPipe lowercases ASCII letters A-Z before tokenizing and this model's "
-            "SentencePiece tokenizer keeps case: on the phone \"Paris\" is embedded as "
-            "\"paris\" (other scripts and accented letters are kept). On multilingual-e5-small "
-            "this costs a mean cosine of about 0.992 on Latin-script text and 0.999 on other "
-            "scripts (through the Latin words in them)."))
-        return
-    if not tokenizer.lowercase:
-        raise ValueError(
-            "This model's tokenizer keeps case (lowercase=False), but MediaPipe's BERT "
-            "tokenizer lowercases every input, so the file would embed other ids than the "
-            "model was trained on. Export it with export_tflite and tokenize in the app."
-        )
-    if getattr(tokenizer, "strip_accents", False):
-        message = (
-            "This model's tokenizer strips accents (\"café\" -> \"cafe\") and MediaPipe's BERT "
-            "tokenizer does not: on the phone accented words get other ids (often [UNK] or "
-            "several pieces) and their sentences other vectors. Text without accents is "
-            "embedded as in Keras. Fold the text in the app before calling embed(): "
-            "NFKC, case folding, NFD, drop the combining marks, then NFC (NFC last keeps "
-            "Hangul syllables whole; `fold_for_uncased_bert` in the repository's "
-            "device/wordpiece_tokenizer.py) to get the model's ids."
-        )
+    """Warn of (or refuse) what MediaPipe's normalisation changes for the
+    tokenizer's kind: accents kept for WordPiece (a cased WordPiece model is
+    always refused), ASCII case for SentencePiece."""
+    message = tokenizer_kind_of(tokenizer).mediapipe_normalization(tokenizer)
+    if message:
         warn_or_raise(check_normalization, message)
 
 
@@ -353,22 +330,27 @@ def signature_input_tensors(flatbuffer):
 
 
 def tokenizer_file(tokenizer):
-    """(name, bytes) of the file MediaPipe tokenizes with: a WordPiece vocabulary,
-    or the SentencePiece model renumbered to the model's ids."""
-    if is_xlm_roberta_tokenizer(tokenizer):
-        return MEDIAPIPE_SENTENCEPIECE_FILE, mediapipe_sentencepiece_model(tokenizer.proto)
-    return VOCABULARY_FILE, files.vocabulary_text(tokenizer.vocabulary).encode("utf-8")
+    """(writer, file name, bytes) MediaPipe tokenizes with: the class of its
+    metadata writers for the tokenizer's kind and the file it carries (a
+    WordPiece vocabulary, or the SentencePiece model renumbered to the model's ids)."""
+    kind = tokenizer_kind_of(tokenizer)
+    if not kind.mediapipe_writer:
+        raise ValueError(
+            f"MediaPipe has no tokenizer of the {kind.name!r} kind ({kind.class_name}); it "
+            f"tokenizes with {' or '.join(k.description for k in mediapipe_kinds())}.")
+    return (kind.mediapipe_writer, *kind.mediapipe_file(tokenizer))
 
 
 def with_mediapipe_metadata(flatbuffer, tokenizer_file, name):
     """`flatbuffer` with MediaPipe Tasks metadata by MediaPipe's own writer.
 
-    `tokenizer_file` is `(name, bytes)`: a `vocab.txt` for MediaPipe's BERT
-    tokenizer, else a SentencePiece model.
+    `tokenizer_file` is `(writer, name, bytes)` (see `tokenizer_file`): the
+    class of MediaPipe's metadata writers that carries the file, e.g.
+    `"BertTokenizer"` for a `vocab.txt`.
     """
     writer_module = metadata_writer()
     tensors = signature_input_tensors(flatbuffer)
-    file_name, data = tokenizer_file
+    writer_name, file_name, data = tokenizer_file
     with tempfile.TemporaryDirectory() as tmp:
         file_path = os.path.join(tmp, file_name)
         with open(file_path, "wb") as file:
@@ -378,8 +360,7 @@ def with_mediapipe_metadata(flatbuffer, tokenizer_file, name):
             model_name=name,
             model_description="Sentence embedder exported by keras_subembed for MediaPipe Tasks.")
         writer.add_bert_text_input(
-            writer_module.BertTokenizer(file_path) if file_name == VOCABULARY_FILE
-            else writer_module.SentencePieceTokenizer(file_path),
+            getattr(writer_module, writer_name)(file_path),
             ids_name=tensors["ids"], mask_name=tensors["mask"],
             segment_name=tensors["segment_ids"])
         writer.add_feature_output(name="embedding", description="The sentence vector.")
@@ -391,14 +372,9 @@ def with_mediapipe_metadata(flatbuffer, tokenizer_file, name):
 
 
 def vocabulary_sentences(tokenizer, count=DEFAULT_TEXT_COUNT, seed=0):
-    """Short sentences of the vocabulary's lowercase whole words: ASCII for
-    WordPiece, any script for SentencePiece (its word-initial "▁" pieces)."""
-    if is_xlm_roberta_tokenizer(tokenizer):
-        words = [t[1:] for t in tokenizer.get_vocabulary()
-                 if t.startswith("\u2581") and t[1:].isalpha() and t[1:] == t[1:].lower()]
-    else:
-        words = [t for t in tokenizer.vocabulary
-                 if t.isascii() and t.isalpha() and t.islower() and len(t) > 1]
+    """Short sentences of the vocabulary's lowercase whole words, as the
+    tokenizer's kind finds them (ASCII for WordPiece, any script for SentencePiece)."""
+    words = tokenizer_kind_of(tokenizer).whole_words(tokenizer)
     if not words:
         raise ValueError(
             "Cannot make verification text from this vocabulary (no lowercase whole words); "

@@ -9,8 +9,9 @@ from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import is_real
 from keras_subembed.export.mediapipe import check_embedder
 from keras_subembed.export.mediapipe_sentencepiece import ascii_lowercase
-from keras_subembed.export.mediapipe_sentencepiece import is_xlm_roberta_tokenizer
 from keras_subembed.export.model_parts import max_sequence_length
+from keras_subembed.tokenizer_kinds import find_tokenizer_kind
+from keras_subembed.tokenizer_kinds.registry import mediapipe_kinds
 
 # [CLS] and [SEP] (<s> and </s>): MediaPipe packs every text between them.
 SPECIAL_TOKENS = 2
@@ -31,9 +32,9 @@ def mediapipe_sequence_length(tokenizer_or_embedder, texts, coverage=0.99, multi
     included, as MediaPipe tokenizes them (ASCII letters lowercased).
 
     Args:
-        tokenizer_or_embedder: a keras-hub `TextEmbedder` with a WordPiece
-            or XLM-R SentencePiece tokenizer (the result is then capped at
-            its position table), or such a tokenizer.
+        tokenizer_or_embedder: a keras-hub `TextEmbedder` with a tokenizer
+            of a kind MediaPipe has (WordPiece, XLM-R SentencePiece; the
+            result is then capped at its position table), or such a tokenizer.
         texts: a non-empty list of strings like those the app embeds.
         coverage: the fraction of `texts` that must fit whole, in (0, 1].
         multiple: round the length up to a multiple of this (8 suits the
@@ -76,12 +77,14 @@ def token_counts(tokenizer, texts):
 def _tokenizer_and_limit(tokenizer_or_embedder):
     if isinstance(tokenizer_or_embedder, keras_hub.models.TextEmbedder):
         return check_embedder(tokenizer_or_embedder), max_sequence_length(tokenizer_or_embedder)
-    if is_xlm_roberta_tokenizer(tokenizer_or_embedder) or isinstance(
-            tokenizer_or_embedder, keras_hub.tokenizers.WordPieceTokenizer):
+    kind = find_tokenizer_kind(tokenizer_or_embedder)
+    if kind is not None and kind.mediapipe_writer:
         return tokenizer_or_embedder, None
+    # The tokenizer classes of the kinds MediaPipe has (`tokenizer_kinds`).
+    classes = [kind.class_name for kind in mediapipe_kinds()]
     raise TypeError(
-        "`tokenizer_or_embedder` must be a keras-hub TextEmbedder, WordPieceTokenizer or "
-        "XLMRobertaTokenizer. Received: "
+        f"`tokenizer_or_embedder` must be a keras-hub TextEmbedder, {', '.join(classes[:-1])} "
+        f"or {classes[-1]}. Received: "
         f"tokenizer_or_embedder={type(tokenizer_or_embedder).__name__}")
 
 

@@ -1,14 +1,13 @@
 """The token ids MediaPipe's own BERT tokenizer gives: a probe file that returns its inputs."""
 
+import keras_hub
 import numpy as np
 
 from keras_subembed.export.mediapipe import MEDIAPIPE_INPUTS
 from keras_subembed.export.mediapipe import check_length
-from keras_subembed.export.mediapipe import VOCABULARY_FILE
 from keras_subembed.export.mediapipe import tokenizer_file
 from keras_subembed.export.mediapipe import with_mediapipe_metadata
 from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
-from keras_subembed.files import vocabulary_text
 
 
 def mediapipe_token_ids(tokenizer, texts, sequence_length=128):
@@ -22,8 +21,9 @@ def mediapipe_token_ids(tokenizer, texts, sequence_length=128):
     the phone's tokenizer does with case, accents and punctuation.
 
     Args:
-        tokenizer: a keras-hub `WordPieceTokenizer` / `XLMRobertaTokenizer`,
-            or a WordPiece vocabulary (list of tokens).
+        tokenizer: a keras-hub tokenizer of a kind MediaPipe has
+            (`WordPieceTokenizer`, `XLMRobertaTokenizer`), or a WordPiece
+            vocabulary (list of tokens).
         texts: a non-empty list of strings.
         sequence_length: int >= 3, the length MediaPipe pads or truncates to
             (`[CLS]` and `[SEP]` included). Defaults to 128.
@@ -50,11 +50,10 @@ def mediapipe_token_ids(tokenizer, texts, sequence_length=128):
 
     converter = tf.lite.TFLiteConverter.from_concrete_functions(
         [echo.get_concrete_function()], echo)
-    if isinstance(tokenizer, (list, tuple)):
-        tokenizer_bytes = (VOCABULARY_FILE, vocabulary_text(tokenizer).encode("utf-8"))
-    else:
-        tokenizer_bytes = tokenizer_file(tokenizer)
-    flatbuffer = with_mediapipe_metadata(converter.convert(), tokenizer_bytes, "token_ids_probe")
+    if isinstance(tokenizer, (list, tuple)):  # a WordPiece vocabulary
+        tokenizer = keras_hub.tokenizers.WordPieceTokenizer(vocabulary=list(tokenizer))
+    flatbuffer = with_mediapipe_metadata(
+        converter.convert(), tokenizer_file(tokenizer), "token_ids_probe")
     ids = []
     with MediaPipeEmbedder(flatbuffer) as task:
         for text in texts:

@@ -7,16 +7,13 @@ import tempfile
 import zipfile
 
 import keras
-import keras_hub
 
 # Registers every class a `.keras` file may name, before `load_model` reads one.
 import keras_subembed.models  # noqa: F401
-from keras_subembed.files import sentencepiece_fingerprint
-from keras_subembed.files import vocabulary_fingerprint
-from keras_subembed.files import vocabulary_text
 from keras_subembed.layer_walk import walk_layers
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.models.token_embedding import find_token_embedding
+from keras_subembed.tokenizer_kinds import tokenizer_kind_of
 
 EMBEDDING_MODES = ("compressed", "frozen")
 
@@ -128,47 +125,32 @@ def tokenizer_of(model):
     return getattr(getattr(model, "preprocessor", None), "tokenizer", None)
 
 
-def vocabulary_of(model):
-    """The model's WordPiece vocabulary (from its preprocessor), or None."""
-    return getattr(tokenizer_of(model), "vocabulary", None) or None
-
-
-def sentencepiece_model_of(model):
-    """The serialized SentencePiece model of the model's XLM-R tokenizer, or None."""
-    tokenizer = tokenizer_of(model)
-    if isinstance(tokenizer, keras_hub.tokenizers.XLMRobertaTokenizer):
-        return tokenizer.proto
-    return None
-
-
 def runner_tokenizer_file(model):
-    """(suffix, bytes) of the file `device/`'s runners tokenize with, written
-    beside `<model>.tflite`: `.vocab.txt` (WordPiece) or `.spm` (an XLM-R
-    SentencePiece model); None for a model without a tokenizer."""
-    vocabulary = vocabulary_of(model)
-    if vocabulary:
-        return ".vocab.txt", vocabulary_text(vocabulary).encode("utf-8")
-    proto = sentencepiece_model_of(model)
-    return (".spm", proto) if proto else None
+    """(`TokenizerKind`, bytes) of the file `device/`'s runners tokenize with,
+    written beside `<model>.tflite` (the kind's `runner_suffix`: `.vocab.txt`
+    for WordPiece, `.spm` for an XLM-R SentencePiece model); None for a model
+    without a tokenizer, or one that holds no vocabulary yet."""
+    tokenizer = tokenizer_of(model)
+    if tokenizer is None:
+        return None
+    kind = tokenizer_kind_of(tokenizer)
+    data = kind.runner_file(tokenizer)
+    return (kind, data) if data else None
 
 
 def export_metadata(model):
     """What a runner of the `.tflite` file must follow: the number of ids the
-    model takes and, when it has a preprocessor, its vocabulary's (or
-    SentencePiece model's) fingerprint and text normalisation (`lowercase`,
-    `strip_accents`)."""
+    model takes and, when it has a preprocessor, its tokenizer's fingerprint
+    (under its kind's `fingerprint_key`) and the normalisation its kind
+    records (`lowercase`, `strip_accents` for WordPiece)."""
     values = {}
     embedding = find_token_embedding(model)
     if embedding is not None:
         values["vocabulary_size"] = int(embedding.input_dim)
-    proto = sentencepiece_model_of(model)
-    if proto:
-        values["sentencepiece_sha256"] = sentencepiece_fingerprint(proto)
-    vocabulary = vocabulary_of(model)
-    if vocabulary:
-        values["vocabulary_sha256"] = vocabulary_fingerprint(vocabulary)
-        tokenizer = model.preprocessor.tokenizer
-        for name in ("lowercase", "strip_accents"):
-            if isinstance(getattr(tokenizer, name, None), bool):
-                values[name] = getattr(tokenizer, name)
+    found = runner_tokenizer_file(model)
+    if found:
+        kind, _ = found
+        tokenizer = tokenizer_of(model)
+        values[kind.fingerprint_key] = kind.fingerprint(tokenizer)
+        values.update(kind.runner_settings(tokenizer))
     return values

@@ -4,16 +4,16 @@ import pathlib
 
 from keras_subembed import files
 from keras_subembed.export.model_parts import runner_tokenizer_file
-
-SENTENCEPIECE_SUFFIX = ".spm"
+from keras_subembed.tokenizer_kinds.registry import is_exported_tokenizer_file
 
 
 class TokenizerFile:
     """A model's tokenizer written beside its exported file, as `device/` reads it.
 
     `device/run_tflite.py` and `device/search_text.py` look for
-    `<model file without its suffix>.vocab.txt` (a WordPiece vocabulary, one
-    token a line), else `.spm` (the serialized SentencePiece model of an
+    `<model file without its suffix>` and the tokenizer kind's `runner_suffix`
+    (`keras_subembed.tokenizer_kinds`): `.vocab.txt` (a WordPiece vocabulary,
+    one token a line), `.spm` (the serialized SentencePiece model of an
     XLM-R tokenizer, as `tokenizer.proto` holds it): `e5.int4_dynamic.tflite`
     gets `e5.int4_dynamic.spm`. The export records the file's fingerprint in
     the model file, so a runner refuses another tokenizer, and so a later
@@ -28,7 +28,7 @@ class TokenizerFile:
 
     Args:
         model_path: the exported model file (`.tflite`, `.onnx`) it goes beside.
-        suffix: `".vocab.txt"` or `".spm"`.
+        kind: the model's `TokenizerKind` (its suffix, what the file is).
         data: the file's bytes.
 
     Example:
@@ -39,11 +39,11 @@ class TokenizerFile:
     >>> tokenizer.write(overwrite=False)
     """
 
-    def __init__(self, model_path, suffix, data):
+    def __init__(self, model_path, kind, data):
         self.model_path = pathlib.Path(model_path)
-        self.path = self.model_path.with_suffix(suffix)
+        self.path = self.model_path.with_suffix(kind.runner_suffix)
         self.data = data
-        self.what = "SentencePiece model" if suffix == SENTENCEPIECE_SUFFIX else "vocabulary"
+        self.what = kind.runner_file_description
         self.old = None  # the bytes at `path` when checked
         self.written = False
 
@@ -68,7 +68,7 @@ class TokenizerFile:
             self.old = self.data  # nothing to write, nothing replaced
             return
         files.check_file_target(
-            self.path, overwrite, lambda path: files.is_exported_tokenizer_file(path, model_metadata),
+            self.path, overwrite, lambda path: is_exported_tokenizer_file(path, model_metadata),
             f"the {self.what} of the {self.model_path.suffix or 'model'} file an export wrote there",
             keep, flag)
         self.old = self.path.read_bytes() if self.path.is_file() else None

@@ -12,7 +12,6 @@ from keras_subembed.checks import check_int
 from keras_subembed.checks import check_non_negative_number
 from keras_subembed.checks import check_positive_number
 from keras_subembed.checks import is_real
-from keras_subembed.files import vocabulary_fingerprint
 
 from keras_subembed.models.encoder_inputs import TokenIdsPassThrough
 from keras_subembed.models.encoder_inputs import backbone_inputs
@@ -26,6 +25,7 @@ from keras_subembed.quantization.fake_quantization import rounded_kernels
 from keras_subembed.quantization.recipes import RECIPES
 from keras_subembed.quantization.recipes import get_recipe
 from keras_subembed.quantization.weight_recipe import WeightRecipe
+from keras_subembed.tokenizer_kinds import find_tokenizer_kind
 
 TRAINABLE_PARTS = ("all", "embedding")
 
@@ -565,12 +565,16 @@ def _is_text(x):
 
 
 def _tokenizer_settings(preprocessor):
-    """What decides a tokenizer's ids: its vocabulary (by fingerprint), case and accents."""
+    """What decides a tokenizer's ids: its vocabulary (by its kind's fingerprint), case and accents."""
     tokenizer = getattr(preprocessor, "tokenizer", None)
-    vocabulary = getattr(tokenizer, "vocabulary", None)
+    # Any kind's runner file decides its ids (WordPiece's vocabulary, XLM-R's
+    # SentencePiece model); a tokenizer of no registered kind is compared by
+    # its normalisation alone.
+    kind = find_tokenizer_kind(tokenizer)
+    loaded = kind is not None and kind.runner_file(tokenizer)
     return {
-        "vocabulary": (f"{len(vocabulary)} tokens, sha256 "
-                       f"{vocabulary_fingerprint(vocabulary)[:12]}") if vocabulary else None,
+        "vocabulary": (f"{tokenizer.vocabulary_size()} tokens, sha256 "
+                       f"{kind.fingerprint(tokenizer)[:12]}") if loaded else None,
         "lowercase": getattr(tokenizer, "lowercase", None),
         "strip_accents": getattr(tokenizer, "strip_accents", None),
     }

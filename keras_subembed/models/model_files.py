@@ -13,8 +13,9 @@ import re
 import keras_hub
 
 from keras_subembed.checks import check_positive_int
-from keras_subembed.files import read_vocabulary
-from keras_subembed.files import vocabulary_fingerprint
+from keras_subembed.tokenizer_kinds.sentencepiece import parse_xlm_roberta_sentencepiece
+from keras_subembed.tokenizer_kinds.wordpiece import read_vocabulary
+from keras_subembed.tokenizer_kinds.wordpiece import vocabulary_fingerprint
 
 
 # `preprocessor` attribute: the length the model reads (see `model_sequence_length`).
@@ -113,32 +114,9 @@ def load_text_embedder(preset, **kwargs):
 
 # What `load_text_embedder` passes on to keras-hub's `TextEmbedder.from_preset`.
 LOAD_KEYWORDS = ("load_weights", "dtype", "pooling_mode", "normalize")
-# The first three pieces of an XLM-R SentencePiece model, which fairseq's
-# four ids (`<s>`, `<pad>`, `</s>`, `<unk>`) replace.
-SENTENCEPIECE_SPECIAL_PIECES = ("<unk>", "<s>", "</s>")
 # config.json's sizes keras-hub builds the model from.
 _CONFIG_SIZES = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
                  "max_position_embeddings")
-
-
-def parse_xlm_roberta_sentencepiece(proto, source):
-    """The `ModelProto` of the serialized SentencePiece model `proto`, else a
-    `ValueError` naming `source`: bytes that are not a model, or a model
-    without XLM-R's first pieces (its ids would not be the model's)."""
-    from sentencepiece import sentencepiece_model_pb2
-
-    model = sentencepiece_model_pb2.ModelProto()
-    try:
-        model.ParseFromString(proto)
-    except Exception as error:  # protobuf's DecodeError is not a ValueError
-        raise ValueError(f"{source} is not a serialized SentencePiece model: {error}") from None
-    first = tuple(piece.piece for piece in model.pieces[:3])
-    if first != SENTENCEPIECE_SPECIAL_PIECES:
-        raise ValueError(
-            f"An XLM-R SentencePiece model starts with the pieces {SENTENCEPIECE_SPECIAL_PIECES}; "
-            f"{source} starts with {first}."
-        )
-    return model
 
 
 def check_model_folder(folder):

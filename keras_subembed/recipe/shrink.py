@@ -18,7 +18,6 @@ from keras_subembed.evaluation.language_report import smallest_passing
 from keras_subembed.evaluation.language_report import write_language_report
 from keras_subembed.evaluation.runners import keras_runner
 from keras_subembed.export import mediapipe_sequence_length
-from keras_subembed.export.mediapipe_sentencepiece import is_xlm_roberta_tokenizer
 from keras_subembed.models import load_text_embedder
 from keras_subembed.models import save_preset
 from keras_subembed.models import token_weights
@@ -38,6 +37,7 @@ from keras_subembed.recipe.shipping import ship
 from keras_subembed.recipe.shrink_result import ShrinkResult
 from keras_subembed.recipe.text_sets import TextSets
 from keras_subembed.tflite_metadata import WRITTEN_BY
+from keras_subembed.tokenizer_kinds import tokenizer_kind_of
 
 # Models that install offline with a package (nothing downloads): name -> its folder.
 BUILT_IN_MODELS = {
@@ -214,7 +214,7 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
     # cache, which holds the tokenizer's model (tensorflow/text#570).
     keras.utils.set_random_seed(options["seed"])
     teacher = load_model(model, cache)
-    ordered = is_xlm_roberta_tokenizer(teacher.preprocessor.tokenizer)
+    ordered = tokenizer_kind_of(teacher.preprocessor.tokenizer).ids_by_frequency
     if setting is None:
         setting, estimate = choose_setting(budget, teacher, recipe, ordered_vocabulary=ordered)
         say(f"Setting: {setting} (its {recipe} file estimated at {estimate / 1e6:.1f} MB"
