@@ -31,6 +31,7 @@ strings and NumPy label arrays; whoever embeds them picks the framework.
 from keras_subembed.datasets.django_catalogs import django_locales
 from keras_subembed.datasets.django_catalogs import django_translation_pairs
 from keras_subembed.datasets.evaluation_catalogs import EVALUATION_PACKAGES
+from keras_subembed.datasets.evaluation_catalogs import MIN_MESSAGES
 from keras_subembed.datasets.evaluation_catalogs import evaluation_locale
 from keras_subembed.datasets.evaluation_catalogs import evaluation_pairs
 from keras_subembed.datasets.gensim_text import gensim_test_file
@@ -71,6 +72,7 @@ __all__ = [
     "django_locales",
     "django_translation_pairs",
     "EVALUATION_PACKAGES",
+    "MIN_MESSAGES",
     "evaluation_locale",
     "evaluation_pairs",
     "gensim_test_file",
