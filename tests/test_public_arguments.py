@@ -240,6 +240,9 @@ REQUIRED = {
     "evaluation.bootstrap_interval": lambda ctx: dict(
         values=ctx.labels.astype(float), reference_values=1 - ctx.labels.astype(float),
         rounds=20),
+    "evaluation.stratified_bootstrap_interval": lambda ctx: dict(
+        groups=[ctx.labels.astype(float)] * 2, reference_groups=[1 - ctx.labels.astype(float)] * 2,
+        rounds=100),
     "evaluation.stratified_split": lambda ctx: dict(
         texts=[f"text {i}" for i in range(12)], labels=ctx.labels),
     "evaluation.topic_accuracy": lambda ctx: dict(

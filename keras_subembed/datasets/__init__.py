@@ -23,11 +23,17 @@ strings and NumPy label arrays; whoever embeds them picks the framework.
   subset)` (dataset-build's 38 languages), `django_translation_pairs(locale)`
   (Django's UI messages, for cross-lingual retrieval), and any installed
   package's translated interface: `catalog_translation_pairs(package, locale)`
-  (e.g. Wagtail's, the multilingual job's parallel training text).
+  (e.g. Wagtail's, the multilingual job's parallel training text);
+  `evaluation_pairs(locales)`: the finer evaluation's messages (600 or more in each of
+  48 locales) from five packages' catalogs that nothing trains on.
 """
 
 from keras_subembed.datasets.django_catalogs import django_locales
 from keras_subembed.datasets.django_catalogs import django_translation_pairs
+from keras_subembed.datasets.evaluation_catalogs import EVALUATION_PACKAGES
+from keras_subembed.datasets.evaluation_catalogs import MIN_MESSAGES
+from keras_subembed.datasets.evaluation_catalogs import evaluation_locale
+from keras_subembed.datasets.evaluation_catalogs import evaluation_pairs
 from keras_subembed.datasets.gensim_text import gensim_test_file
 from keras_subembed.datasets.gensim_text import lee_documents
 from keras_subembed.datasets.gensim_text import movie_reviews
@@ -65,6 +71,10 @@ __all__ = [
     "catalog_translation_pairs",
     "django_locales",
     "django_translation_pairs",
+    "EVALUATION_PACKAGES",
+    "MIN_MESSAGES",
+    "evaluation_locale",
+    "evaluation_pairs",
     "gensim_test_file",
     "lee_documents",
     "minilm_pooling",

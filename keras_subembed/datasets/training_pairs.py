@@ -19,6 +19,22 @@ def comparable(text):
     return " ".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold()))
 
 
+def language_of(locale):
+    """The language of a locale folder's name: `"pt"` for `"pt_BR"`, `"sr"` for `"sr@latin"`."""
+    return re.split(r"[_@-]", locale)[0]
+
+
+def held_messages(pairs_by_locale):
+    """What a leakage filter looks up in `{locale: [(english, translation), ...]}`: the set of
+    its `comparable` English and the set of its `(language, comparable translation)`."""
+    english, translated = set(), set()
+    for locale, pairs in pairs_by_locale.items():
+        for source, translation in pairs:
+            english.add(comparable(source))
+            translated.add((language_of(locale), comparable(translation)))
+    return english, translated
+
+
 def catalog_training_pairs(package):
     """(English, translation) pairs of `package`'s catalogs by language.
 
@@ -38,14 +54,11 @@ def catalog_training_pairs(package):
         raise ValueError("`package` must not be 'django': Django's catalogs are the "
                          "evaluation's. Received: package='django'")
     locales = catalog_locales(package)
-    english, translated = set(), set()
-    for locale in django_locales():
-        for source, translation in django_translation_pairs(locale, min_letters=0):
-            english.add(comparable(source))
-            translated.add((locale.split("_")[0], comparable(translation)))
+    english, translated = held_messages(
+        {locale: django_translation_pairs(locale, min_letters=0) for locale in django_locales()})
     pairs = {}
     for locale in locales:
-        language = re.split(r"[_@-]", locale)[0]
+        language = language_of(locale)
         for source, translation in catalog_translation_pairs(package, locale):
             if (comparable(source) not in english
                     and (language, comparable(translation)) not in translated):

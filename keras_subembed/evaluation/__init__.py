@@ -3,6 +3,7 @@
 quality-vs-size plot."""
 
 from keras_subembed.evaluation.metrics import bootstrap_interval
+from keras_subembed.evaluation.metrics import stratified_bootstrap_interval
 from keras_subembed.evaluation.metrics import mean_cosine
 from keras_subembed.evaluation.metrics import pareto_front
 from keras_subembed.evaluation.metrics import plot_quality_vs_size
@@ -31,6 +32,7 @@ __all__ = [
     "SentenceEvaluation",
     "TokenizedTexts",
     "bootstrap_interval",
+    "stratified_bootstrap_interval",
     "cross_lingual_retrieval",
     "format_table",
     "keras_runner",

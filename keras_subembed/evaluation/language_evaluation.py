@@ -6,6 +6,7 @@ from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed
 from keras_subembed.evaluation.metrics import bootstrap_interval
 from keras_subembed.evaluation.metrics import mean_cosine
+from keras_subembed.evaluation.metrics import stratified_bootstrap_interval
 from keras_subembed.evaluation.retrieval import translation_margins
 from keras_subembed.evaluation.tokenized_texts import TokenizedTexts
 
@@ -20,16 +21,23 @@ class LanguageEvaluation:
     reference model (the first one measured: the teacher), with 95% bootstrap intervals.
 
     Retrieval is recall@1 of a text's translation among all the locale's candidates. Each
-    locale's interval resamples its messages; the mean's resamples the English messages,
-    which every locale shares, jointly. A difference to the reference is paired by message.
-    Each direction also reports the mean margin per locale (`margin`, `mean_margin`): the
-    right translation's cosine minus the best wrong one's, which moves before recall does.
+    locale's interval resamples its messages. The mean over locales resamples the English
+    messages jointly where every locale translates the same ones (one list), and each
+    locale's on its own otherwise (`{locale: list}`, a stratified bootstrap). A difference
+    to the reference is paired by message. Each direction also reports the mean margin per
+    locale (`margin`, `mean_margin`): the right translation's cosine minus the best wrong
+    one's, which moves before recall does.
+
+    A locale named `"set/locale"` (e.g. `"django/fr"`) belongs to a named set: its rows are
+    reported, its mean goes under `sets[set]`, and the `mean_*` figures (what the verdict
+    reads) are the other locales'.
 
     Args:
         held_out: `{language: [text, ...]}`, text no model trained on.
         preprocessor: the models' keras-hub preprocessor (token ids and padding mask).
-        english: optional list of English messages.
-        translations: `{locale: [text, ...]}`, row i the translation of `english[i]`.
+        english: optional list of English messages that every locale translates, or
+            `{locale: [text, ...]}`, each locale's own.
+        translations: `{locale: [text, ...]}`, row i the translation of English row i.
         rounds: bootstrap rounds. seed: the bootstrap's seed.
 
     Example:
@@ -51,21 +59,27 @@ class LanguageEvaluation:
         if (english is None) != (translations is None):
             raise ValueError("`english` and `translations` go together: pass both or neither.")
         translations = dict(translations or {})
-        for locale, texts in translations.items():
-            if len(texts) != len(english):
-                raise ValueError(
-                    f"`translations[{locale!r}]` must hold one translation per English message "
-                    f"({len(english)}). Received: {len(texts)}")
-        if translations and len(english) < 2:
-            raise ValueError(f"`english` must hold at least 2 messages. Received: {len(english)}")
+        english_of = _english_by_locale(english, translations)
         self.rounds = check_positive_int("rounds", rounds)
         self.seed = check_seed(seed)
         self.languages = sorted(held_out)
         self.locales = sorted(translations)
+        self.sets = {}
+        for locale in self.locales:
+            self.sets.setdefault(locale.rpartition("/")[0], []).append(locale)
+        if self.locales and "" not in self.sets:
+            raise ValueError("`translations` must hold at least one locale outside a named set "
+                             f"(`set/locale`). Received: {self.locales}")
         self.texts = {f"held_out/{language}": list(held_out[language])
                       for language in self.languages}
         if self.locales:
-            self.texts["english"] = list(english)
+            # Each English text embedded once, whichever locales translate it.
+            unique = list(dict.fromkeys(text for locale in self.locales
+                                        for text in english_of[locale]))
+            row_of = {text: row for row, text in enumerate(unique)}
+            self._english_rows = {locale: np.array([row_of[text] for text in english_of[locale]])
+                                  for locale in self.locales}
+            self.texts["english"] = unique
             self.texts.update({f"translated/{locale}": list(translations[locale])
                                for locale in self.locales})
         self.preprocessor = preprocessor
@@ -92,7 +106,8 @@ class LanguageEvaluation:
             vectors = {name: np.asarray(embed_texts(texts), "float32")
                        for name, texts in self.texts.items()}
         margins = self._margins(vectors)
-        hits = {direction: (margin > 0).astype("float64") for direction, margin in margins.items()}
+        hits = {direction: [(values > 0).astype("float64") for values in margin]
+                for direction, margin in margins.items()}
         if self.reference is None:
             self.reference = {"vectors": vectors, "hits": hits}
         reference = self.reference
@@ -107,7 +122,9 @@ class LanguageEvaluation:
             # pair is lost, where recall moves in whole pairs.
             row[direction]["margin"] = {locale: round(float(np.mean(margin)), 4) for locale, margin
                                         in zip(self.locales, margins[direction])}
-            row[direction]["mean_margin"] = round(float(np.mean(margins[direction])), 4)
+            row[direction]["mean_margin"] = round(float(np.mean(
+                [np.mean(margins[direction][self.locales.index(locale)])
+                 for locale in self.sets[""]])), 4)
         return row
 
     def _margins(self, vectors):
@@ -119,33 +136,84 @@ class LanguageEvaluation:
                  "query_to_teacher_index": ("english", "translated", reference)}
         margins = {}
         for direction, (queries, candidates, index) in pairs.items():
-            margins[direction] = np.stack([
-                translation_margins(vectors[_name(queries, locale)],
-                                    index[_name(candidates, locale)])[0]
-                for locale in self.locales])
+            margins[direction] = [
+                translation_margins(self._side(vectors, queries, locale),
+                                    self._side(index, candidates, locale))[0]
+                for locale in self.locales]
         return margins
 
-    def _summary(self, hits, reference_hits):
-        def interval(values, reference=None):
-            if np.ptp(values if reference is None else values - reference) == 0:
-                mean = float(np.mean(values if reference is None else values - reference))
-                return [round(mean, 4)] * 2  # no spread to resample
-            low, high = bootstrap_interval(values, reference, rounds=self.rounds, seed=self.seed)
-            return [round(low, 4), round(high, 4)]
+    def _side(self, vectors, side, locale):
+        if side == "english":
+            return vectors["english"][self._english_rows[locale]]
+        return vectors[f"translated/{locale}"]
 
+    def _interval(self, groups, reference=None):
+        """The bootstrap interval of the mean of `groups`' means (one group: a plain
+        bootstrap; several: stratified), of the difference to `reference`'s when given."""
+        differences = groups if reference is None else [
+            values - other for values, other in zip(groups, reference)]
+        spread = np.concatenate(differences)
+        if np.ptp(spread) == 0:
+            return [round(float(spread[0]), 4)] * 2  # no spread to resample
+        if len(groups) == 1:
+            low, high = bootstrap_interval(groups[0], None if reference is None else reference[0],
+                                           rounds=self.rounds, seed=self.seed)
+        else:
+            low, high = stratified_bootstrap_interval(groups, reference, rounds=self.rounds,
+                                                      seed=self.seed)
+        return [round(low, 4), round(high, 4)]
+
+    def _mean_summary(self, locales, hits, reference_hits):
+        """The mean over `locales` and its interval, paired with the reference's."""
+        index = [self.locales.index(locale) for locale in locales]
+        own, reference = [hits[i] for i in index], [reference_hits[i] for i in index]
+        mean = float(np.mean([values.mean() for values in own]))
+        difference = mean - float(np.mean([values.mean() for values in reference]))
+        rows = [self._english_rows[locale] for locale in locales]
+        if all(np.array_equal(rows[0], other) for other in rows):
+            # The same English messages in every locale: resample messages, not cells.
+            own, reference = [np.mean(own, axis=0)], [np.mean(reference, axis=0)]
+        interval, difference_interval = self._interval(own), self._interval(own, reference)
+        return {"mean_accuracy": round(mean, 4), "mean_interval": interval,
+                "mean_difference": round(difference, 4),
+                "mean_difference_interval": difference_interval}
+
+    def _summary(self, hits, reference_hits):
         summary = {"accuracy": {}, "interval": {}, "difference": {}, "difference_interval": {}}
         for locale, own, reference in zip(self.locales, hits, reference_hits):
             summary["accuracy"][locale] = round(float(own.mean()), 4)
-            summary["interval"][locale] = interval(own)
+            summary["interval"][locale] = self._interval([own])
             summary["difference"][locale] = round(float(own.mean() - reference.mean()), 4)
-            summary["difference_interval"][locale] = interval(own, reference)
-        # Every locale translates the same English messages: resample messages, not cells.
-        own, reference = hits.mean(axis=0), reference_hits.mean(axis=0)
-        summary.update(mean_accuracy=round(float(own.mean()), 4), mean_interval=interval(own),
-                       mean_difference=round(float(own.mean() - reference.mean()), 4),
-                       mean_difference_interval=interval(own, reference))
+            summary["difference_interval"][locale] = self._interval([own], [reference])
+        summary.update(self._mean_summary(self.sets[""], hits, reference_hits))
+        named = {name: self._mean_summary(locales, hits, reference_hits)
+                 for name, locales in self.sets.items() if name}
+        if named:
+            summary["sets"] = named
         return summary
 
 
-def _name(side, locale):
-    return "english" if side == "english" else f"translated/{locale}"
+def _english_by_locale(english, translations):
+    """`{locale: English list}` from one shared list or a dict, each checked against its
+    translations."""
+    if english is None:
+        return {}
+    if isinstance(english, dict):
+        if sorted(english) != sorted(translations):
+            raise ValueError("`english` as a dict must name the locales of `translations`. "
+                             f"Received: {sorted(english)} and {sorted(translations)}")
+        english_of = dict(english)
+    elif isinstance(english, (list, tuple)):
+        english_of = dict.fromkeys(translations, english)
+    else:
+        raise TypeError("`english` must be a list of texts or a dict {locale: list of texts}. "
+                        f"Received: english={english!r:.100}")
+    for locale, texts in translations.items():
+        if len(texts) != len(english_of[locale]):
+            raise ValueError(
+                f"`translations[{locale!r}]` must hold one translation per English message "
+                f"({len(english_of[locale])}). Received: {len(texts)}")
+        if len(texts) < 2:
+            raise ValueError(f"`english` must hold at least 2 messages for {locale!r}. "
+                             f"Received: {len(texts)}")
+    return english_of

@@ -26,8 +26,9 @@ def verdict(row, within=WITHIN, locale_floor=LOCALE_FLOOR):
     and which locales decide it.
 
     Returns `{"passes", "mean_difference", "failing_locales", "closest_locales"}`: a locale
-    fails when its whole interval of the difference lies below `-locale_floor`; the
-    closest locales are the three lowest differences (what would fail first).
+    fails when its whole interval of the difference lies below `-locale_floor` (a
+    named set's, `django/fr`, is not judged); the closest locales are the three lowest
+    differences (what would fail first).
 
     >>> row = {"english_to_locale": {"mean_difference": -0.01,
     ...        "difference": {"fr": -0.02, "he": -0.06},
@@ -39,9 +40,11 @@ def verdict(row, within=WITHIN, locale_floor=LOCALE_FLOOR):
     if scores is None:  # no translations: nothing to judge by retrieval
         return {"passes": None, "mean_difference": None, "failing_locales": [],
                 "closest_locales": []}
-    failing = sorted(locale for locale, (low, high) in scores["difference_interval"].items()
-                     if high < -locale_floor)
-    closest = sorted(scores["difference"], key=scores["difference"].get)[:3]
+    # A named set's locales (`django/fr`) are reported beside, not judged.
+    judged = [locale for locale in scores["difference"] if "/" not in locale]
+    failing = sorted(locale for locale in judged
+                     if scores["difference_interval"][locale][1] < -locale_floor)
+    closest = sorted(judged, key=scores["difference"].get)[:3]
     passes = scores["mean_difference"] >= -within and not failing
     return {"passes": bool(passes), "mean_difference": scores["mean_difference"],
             "failing_locales": failing, "closest_locales": closest}
@@ -117,6 +120,13 @@ def markdown(rows, title, within=WITHIN, locale_floor=LOCALE_FLOOR):
                                  + _with_interval(scores["difference"][locale],
                                                   scores["difference_interval"][locale],
                                                   signed=True) + ")")
+                lines.append("| " + " | ".join(cells) + " |")
+            for name, scores in sorted(reference.get("sets", {}).items()):
+                cells = [f"**{name}** (mean)", _pct(scores["mean_accuracy"])]
+                cells += [f"{_pct(row[direction]['sets'][name]['mean_accuracy'])} ("
+                          + _with_interval(row[direction]["sets"][name]["mean_difference"],
+                                           row[direction]["sets"][name]["mean_difference_interval"],
+                                           signed=True) + ")" for row in files_]
                 lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "## Held-out cosine to the teacher, per language", "",
               "| language | " + " | ".join(r["name"] for r in files_) + " |",

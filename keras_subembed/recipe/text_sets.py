@@ -33,13 +33,16 @@ class TextSets:
         held_out: `{language: [text, ...]}` that no model trains on: the report's held-out
             cosine per language.
         pairs: list of `(text, translation)` training pairs (may be empty).
-        english: list of English messages for retrieval (may be empty).
-        translations: `{locale: [text, ...]}`, row i the translation of `english[i]`.
+        english: list of English messages for retrieval that every locale translates (may
+            be empty), or `{locale: [text, ...]}`, each locale's own.
+        translations: `{locale: [text, ...]}`, row i the translation of English row i. A
+            locale named `set/locale` (`django/fr`) belongs to a set reported beside.
 
     Example:
     ```python
     sets = TextSets(training=my_texts[:-100], held_out={"en": my_texts[-100:]})
     sets = TextSets.multilingual()          # the offline default: 38 languages, 23 locales
+    sets = TextSets.multilingual(evaluation="fine")  # 600 messages in each of 45 locales
     ```
     """
 
@@ -62,19 +65,29 @@ class TextSets:
                 and all(isinstance(text, str) for text in pair) for pair in self.pairs):
             raise TypeError("`pairs` must be a list of (text, translation) string pairs. "
                             f"Received: pairs={self.pairs!r:.100}")
-        self.english = _check_texts("english", self.english)
+        if isinstance(self.english, dict):
+            self.english = {locale: _check_texts(f"english[{locale!r}]", texts)
+                            for locale, texts in self.english.items()}
+        else:
+            self.english = _check_texts("english", self.english)
         if bool(self.english) != bool(self.translations):
             raise ValueError("`english` and `translations` go together: give both or neither.")
 
     @classmethod
     def multilingual(cls, training_per_language=300, held_out_per_language=12,
                      locales=DEFAULT_LOCALES, messages=None, training_catalog="wagtail",
-                     training_pairs=6_000, pair_sampling_alpha=0.5, seed=0):
+                     training_pairs=6_000, pair_sampling_alpha=0.5, seed=0, evaluation="django",
+                     fine_locales=None, fine_messages=datasets.MIN_MESSAGES):
         """The offline default: `dataset-build`'s prose in 38 languages (training and
         held-out sentences drawn per language), translation pairs from
         `training_catalog`'s interface catalogs (`datasets.draw_training_pairs`; `None`:
         prose alone) and, for retrieval, the English messages that every one of Django's
-        `locales` translates (all of them, or `messages` drawn)."""
+        `locales` translates (all of them, or `messages` drawn).
+
+        `evaluation="fine"` retrieves `fine_messages` drawn from each of `fine_locales`'
+        own messages (`datasets.evaluation_pairs`; None: its 45 locales), and keeps
+        Django's messages beside as the set `django` (`django/fr`, ...): the figures
+        measured before stay comparable."""
         training_per_language = check_positive_int("training_per_language",
                                                    training_per_language)
         held_out_per_language = check_positive_int("held_out_per_language",
@@ -84,6 +97,15 @@ class TextSets:
         if messages is not None:
             messages = check_positive_int("messages", messages)
         locales = check_locales(locales)
+        if evaluation not in ("django", "fine"):
+            raise ValueError("`evaluation` must be 'django' or 'fine'. "
+                             f"Received: evaluation={evaluation!r}")
+        fine_messages = check_positive_int("fine_messages", fine_messages)
+        fine = {}
+        if evaluation == "fine":
+            # Before the prose and the model: a missing catalog package fails in seconds.
+            fine = datasets.evaluation_pairs(fine_locales, fine_messages,
+                                             training_catalog=training_catalog)
         # The training pairs first: a missing catalog package fails before the prose loads.
         pairs = []
         if training_catalog is not None and training_pairs:
@@ -97,18 +119,36 @@ class TextSets:
             held_out[language] = sample(datasets.multilingual_sentences(language, "held_out"),
                                         held_out_per_language, rng)
         english, translations = parallel_messages(locales, messages, rng)
+        if fine:
+            english = {**{locale: [source for source, _ in sample(found, fine_messages, rng)]
+                          for locale, found in fine.items()},
+                       **{f"django/{locale}": english for locale in translations}}
+            translations = {**{locale: [dict(fine[locale])[text] for text in english[locale]]
+                               for locale in fine},
+                            **{f"django/{locale}": texts for locale, texts in translations.items()}}
         return cls(training, held_out, pairs, english, translations)
 
     def evaluated(self):
         """Every text the report embeds: held out, English and translated."""
-        return ([text for group in self.held_out.values() for text in group] + self.english
+        english = (self.english if isinstance(self.english, list)
+                   else [text for group in self.english.values() for text in group])
+        return ([text for group in self.held_out.values() for text in group] + english
                 + [text for group in self.translations.values() for text in group])
 
     def summary(self):
+        """One line of counts: the training text, the held-out text and, per set of
+        locales, how many messages each locale translates."""
+        counts = {}
+        for locale, texts in self.translations.items():
+            counts.setdefault(locale.rpartition("/")[0], []).append(len(texts))
+        retrieval = "; ".join(
+            f"{'set ' + name + ': ' if name else ''}"
+            f"{min(found):,}{'' if min(found) == max(found) else f'-{max(found):,}'} English "
+            f"messages translated in each of {len(found)} locales"
+            for name, found in sorted(counts.items())) or "no translated messages"
         return (f"{len(self.training):,} training texts, {len(self.pairs):,} training pairs; "
                 f"held out: {sum(map(len, self.held_out.values())):,} texts in "
-                f"{len(self.held_out)} languages, {len(self.english)} English messages "
-                f"translated in each of {len(self.translations)} locales")
+                f"{len(self.held_out)} languages; {retrieval}")
 
 
 def check_locales(locales):

@@ -1,5 +1,7 @@
 """Per-language cosine and retrieval against a reference, with paired intervals."""
 
+import re
+
 import keras_hub
 import numpy as np
 import pytest
@@ -93,3 +95,41 @@ def test_bad_arguments_are_refused_by_name(preprocessor):
         LanguageEvaluation({"en": ["a"]}, preprocessor, ["a", "b"], {"fr": ["a"]})
     with pytest.raises(ValueError, match="Pass exactly one of `run_batch` and `embed_texts`"):
         evaluation(preprocessor).measure()
+
+
+def test_locales_may_translate_their_own_messages_and_a_named_set_reports_beside(preprocessor):
+    english = {"fr": ["a", "b", "c", "d"], "de": ["e", "f", "g"],
+               "django/fr": ["a", "b"], "django/de": ["a", "b"]}
+    measured = LanguageEvaluation({"en": ["a b"]}, preprocessor, english,
+                                  {locale: list(texts) for locale, texts in english.items()},
+                                  rounds=200)
+    assert measured.texts["english"] == ["e", "f", "g", "a", "b", "c", "d"]  # each once
+    measured.measure(one_hot_runner())
+    # "a" and "b" swapped in the model only: against the teacher's index, 2 of fr's 4
+    # messages and both of the Django set's are lost; de's are kept.
+    scores = measured.measure(one_hot_runner(swap=[(5, 6)]))["query_to_teacher_index"]
+    assert scores["accuracy"] == {"de": 1.0, "django/de": 0.0, "django/fr": 0.0, "fr": 0.5}
+    # The mean is the unnamed locales': each weighs the same (not 5 of 7 messages).
+    assert scores["mean_accuracy"] == 0.75 and scores["mean_difference"] == -0.25
+    low, high = scores["mean_difference_interval"]
+    assert -0.5 <= low < -0.25 < high <= 0  # fr's messages resampled, de's exact
+    assert scores["sets"] == {"django": {"mean_accuracy": 0.0, "mean_interval": [0.0, 0.0],
+                                         "mean_difference": -1.0,
+                                         "mean_difference_interval": [-1.0, -1.0]}}
+
+
+def test_per_locale_english_is_checked_by_name(preprocessor):
+    with pytest.raises(ValueError, match=re.escape(
+            "`english` as a dict must name the locales of `translations`. "
+            "Received: ['de'] and ['fr']")):
+        LanguageEvaluation({"en": ["a"]}, preprocessor, {"de": ["a", "b"]}, {"fr": ["a", "b"]})
+    with pytest.raises(ValueError, match=re.escape(
+            "`translations['fr']` must hold one translation per English message (3). Received: 2")):
+        LanguageEvaluation({"en": ["a"]}, preprocessor, {"fr": ["a", "b", "c"]}, {"fr": ["a", "b"]})
+    with pytest.raises(TypeError, match=re.escape(
+            "`english` must be a list of texts or a dict {locale: list of texts}. Received: english='ab'")):
+        LanguageEvaluation({"en": ["a"]}, preprocessor, "ab", {"fr": ["a", "b"]})
+    with pytest.raises(ValueError, match=re.escape(
+            "`translations` must hold at least one locale outside a named set (`set/locale`). "
+            "Received: ['django/fr']")):
+        LanguageEvaluation({"en": ["a"]}, preprocessor, ["a", "b"], {"django/fr": ["a", "b"]})

@@ -66,3 +66,24 @@ def test_a_users_file_of_the_same_name_is_never_replaced(tmp_path):
     assert not (tmp_path / "report.json").exists()
     with pytest.raises(ValueError, match="must start with the reference's row"):
         write_language_report(ROWS[1:], tmp_path / "other")
+
+
+def test_a_named_set_is_reported_as_one_row_and_not_judged(tmp_path):
+    def with_django(name, mean, differences, **kwargs):
+        made = row(name, mean, {**differences, "django/he": -0.2}, **kwargs)
+        for scores in (made["english_to_locale"], made["locale_to_english"]):
+            scores["sets"] = {"django": {"mean_accuracy": 0.8 + mean, "mean_interval": [0.7, 0.9],
+                                         "mean_difference": mean,
+                                         "mean_difference_interval": [mean - 0.02, mean + 0.02]}}
+        made["query_to_teacher_index"] = made["locale_to_english"]
+        return made
+
+    rows = [with_django("teacher", 0.0, {"fr": 0.0}, reference=True),
+            with_django("small.tflite", -0.01, {"fr": 0.0}, file_mb=20.0)]
+    # django/he's interval lies wholly 20 points below: reported, not judged.
+    assert verdict(rows[1]) == {"passes": True, "mean_difference": -0.01,
+                                "failing_locales": [], "closest_locales": ["fr"]}
+    write_language_report(rows, tmp_path)
+    text = (tmp_path / "report.md").read_text()
+    assert "| **django** (mean) | 80.0 | 79.0 (-1.0 [-3.0, +1.0]) |" in text
+    assert "| django/he | 60.0 | 60.0 (-20.0 [-22.0, -18.0]) |" in text

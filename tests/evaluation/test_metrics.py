@@ -1,5 +1,8 @@
 """`plot_quality_vs_size` as a writer: the package's file guarantees, the suffix's format."""
 
+import re
+
+import numpy as np
 import pytest
 
 from keras_subembed import evaluation
@@ -46,3 +49,17 @@ def test_a_failed_plot_leaves_nothing_behind(tmp_path):
     with pytest.raises(ValueError, match="No row has both"):
         evaluation.plot_quality_vs_size(ROWS, tmp_path / "quality.pdf", quality="topic")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_stratified_bootstrap_weighs_each_group_alike_and_is_paired():
+    groups = [np.array([1.0, 1.0, 1.0, 0.0]), np.array([0.0, 1.0] * 10)]
+    low, high = evaluation.stratified_bootstrap_interval(groups, rounds=500)
+    assert low < (0.75 + 0.5) / 2 < high and high - low < 0.5
+    # Against itself the paired difference has no spread.
+    assert evaluation.stratified_bootstrap_interval(groups, groups, rounds=500) == (0.0, 0.0)
+    with pytest.raises(ValueError, match=re.escape(
+            "`reference_groups` must pair with `groups` group by group. Received: 1 and 2 groups")):
+        evaluation.stratified_bootstrap_interval(groups, groups[:1])
+    with pytest.raises(ValueError, match=re.escape(
+            "`groups[1]` must be a 1-D array of at least 2 finite numbers. Received: shape (1,)")):
+        evaluation.stratified_bootstrap_interval([[1.0, 0.0], [1.0]])
