@@ -5,10 +5,12 @@ import sys
 
 import keras
 import numpy as np
+import pytest
 
 import keras_subembed  # registers the classes for load_model
 
 ROOT = pathlib.Path(__file__).parents[2]
+pytestmark = pytest.mark.large
 # Every embedding's branch of the script runs on TensorFlow. On JAX two do
 # (the dense baseline the table compares with, and a compressed one): each
 # kind's own training on JAX is tests/models/test_compressed_roberta_backbone.py's.
