@@ -196,6 +196,8 @@ REQUIRED = {
     "models.CompressedBackbone.save_to_preset": lambda ctx: dict(preset_dir=ctx.path("b")),
     "models.CompressedBertTextEmbedder.save_to_preset": lambda ctx: dict(
         preset_dir=ctx.path("e")),
+    "models.CompressedBertTextEmbedder.from_preset": lambda ctx: dict(preset=ctx.path("no_e")),
+    "models.CompressedBackbone.from_preset": lambda ctx: dict(preset=ctx.path("no_b")),
     "models.CompressedRobertaMaskedLM.save_to_preset": lambda ctx: dict(
         preset_dir=ctx.path("m")),
     "models.CompressedRobertaBackbone": lambda ctx: dict(
@@ -349,6 +351,8 @@ SKIPPED = {
     "CompressedBertTextEmbedder.encode_text (walked there)",
     "models.CompressedXLMRobertaTextEmbedder.save_to_preset": "the same function as "
         "CompressedBertTextEmbedder.save_to_preset, which is walked",
+    "models.CompressedXLMRobertaTextEmbedder.from_preset": "the same function as "
+        "CompressedBertTextEmbedder.from_preset, which is walked",
     "models.CompressedBertBackbone.save_to_preset": "as CompressedBackbone.save_to_preset",
     "models.CompressedXLMRobertaBackbone.save_to_preset": "as CompressedBackbone's",
     "models.CompressedRobertaMaskedLM": "keras-hub's constructor; no bool/int argument",

@@ -1,6 +1,6 @@
 """The contract shared by the package's compressed embedding layers."""
 
-import gc
+import weakref
 
 import keras
 import numpy as np
@@ -79,22 +79,35 @@ def pretrained_sizes(table, kwargs):
     return kwargs
 
 
+# Models whose compiled steps may hold a layer that changes afterwards
+# (freezing, fake quantization), held weakly: Keras keeps no list of the
+# models a layer belongs to. Filled when a model calls a compressed
+# embedding (it is the outermost caller), by the package's models when they
+# are built, and by `fake_quantized` for the model it is given.
+_MODELS_WITH_STEPS = weakref.WeakSet()
+_STEPS = ("predict_function", "test_function", "train_function")
+
+
+def remember_model(model):
+    """Let `forget_compiled_steps` drop `model`'s compiled steps (held weakly)."""
+    if isinstance(model, keras.Model):
+        _MODELS_WITH_STEPS.add(model)
+
+
 def forget_compiled_steps(*layers):
-    """Drop the compiled predict/evaluate/train steps of every model holding one of `layers`.
+    """Drop the compiled predict/evaluate/train steps of every remembered model
+    holding one of `layers`.
 
     Keras traces a model's steps once and reuses them; a change that alters
     the traced graph (freezing, fake quantization) takes effect only in a
     fresh trace.
     """
     wanted = {id(layer) for layer in layers}
-    steps = ("predict_function", "test_function", "train_function")
-    for model in gc.get_objects():
-        if not isinstance(model, keras.Model):
-            continue
-        if all(getattr(model, step, None) is None for step in steps):
+    for model in list(_MODELS_WITH_STEPS):
+        if all(getattr(model, step, None) is None for step in _STEPS):
             continue
         if any(id(sublayer) in wanted for sublayer in model._flatten_layers()):
-            for step in steps:
+            for step in _STEPS:
                 setattr(model, step, None)
 
 
@@ -244,6 +257,16 @@ class CompressedEmbedding(keras.layers.Layer):
         self.cached_table.assign(table)
         forget_compiled_steps(self)
         return self
+
+    def __call__(self, *args, **kwargs):
+        # The call context's entry layer is the outermost caller: the model,
+        # called eagerly or traced into a TensorFlow step. A context opened
+        # here (the layer called alone) is closed here, even on an error.
+        remember_model(self._get_call_context().entry_layer)
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            self._maybe_reset_call_context()
 
     def call(self, inputs, reverse=False, training=None):
         """Embed token ids, or score hidden states against every token.

@@ -1,13 +1,15 @@
 """keras-hub models with compressed embeddings: masked-LM pretraining, and
 compressing, distilling and shipping pretrained encoders as sentence embedders."""
 
+from keras_subembed.models.backbone_compression import compress_backbone
 from keras_subembed.models.compressed_backbone import CompressedBackbone
-from keras_subembed.models.compressed_backbone import compress_backbone
-from keras_subembed.models.compressed_backbone import pretrained_token_embedding
-from keras_subembed.models.compressed_text_embedder import CompressedBertBackbone
-from keras_subembed.models.compressed_text_embedder import CompressedBertTextEmbedder
-from keras_subembed.models.compressed_text_embedder import CompressedXLMRobertaBackbone
-from keras_subembed.models.compressed_text_embedder import CompressedXLMRobertaTextEmbedder
+from keras_subembed.models.compressed_bert_backbone import CompressedBertBackbone
+from keras_subembed.models.compressed_bert_text_embedder import CompressedBertTextEmbedder
+from keras_subembed.models.compressed_xlm_roberta_backbone import CompressedXLMRobertaBackbone
+from keras_subembed.models.compressed_xlm_roberta_text_embedder import (
+    CompressedXLMRobertaTextEmbedder,
+)
+from keras_subembed.models.pretrained_embedding import pretrained_token_embedding
 from keras_subembed.models.compressed_roberta_backbone import CompressedRobertaBackbone
 from keras_subembed.models.compressed_roberta_masked_lm import CompressedRobertaMaskedLM
 from keras_subembed.models.compressed_roberta_masked_lm_preprocessor import (

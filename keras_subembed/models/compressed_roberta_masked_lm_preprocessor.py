@@ -2,11 +2,11 @@
 
 import keras
 import keras_hub
-from keras_hub.src.utils.tensor_utils import preprocessing_function
 
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
 from keras_subembed.models.compressed_roberta_backbone import CompressedRobertaBackbone
+from keras_subembed.models.keras_hub_internals import preprocessing_function
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")

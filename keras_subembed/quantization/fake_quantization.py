@@ -17,6 +17,7 @@ import keras
 from keras_subembed.layer_walk import walk_layers
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.compressed_embedding import forget_compiled_steps
+from keras_subembed.layers.compressed_embedding import remember_model
 from keras_subembed.quantization.kernel_rounding import fake_quantize
 from keras_subembed.quantization.kernel_rounding import reduced_axes
 from keras_subembed.quantization.kernel_rounding import round_kernel
@@ -83,6 +84,7 @@ def fake_quantized(model, recipe):
     >>> bool(np.allclose(rounded, keras.ops.convert_to_numpy(model(x)), atol=1e-6))
     False
     """
+    remember_model(model)
     with rounded_kernels(model, recipe) as layers:
         # Keras reuses a model's traced predict/evaluate/train step: one
         # traced on the other side of the block would compute the wrong kernels.
