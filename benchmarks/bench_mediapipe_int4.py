@@ -64,10 +64,10 @@ def parse_args(argv=None):
 def mediapipe_cosines(model, path, texts, sequence_length):
     """Mean cosines of MediaPipe's vectors to the rounded-kernel and the float student."""
     from keras_subembed.export import MediaPipeEmbedder
-    from keras_subembed.export.mediapipe import keras_vectors
-    from keras_subembed.export.mediapipe_sentencepiece import ascii_lowercase
+    from keras_subembed.export.mediapipe.mediapipe_format import keras_vectors
+    from keras_subembed.export.mediapipe.mediapipe_sentencepiece import ascii_lowercase
     from keras_subembed.export.output_parity import row_cosines
-    from keras_subembed.export.tflite import recipe_model
+    from keras_subembed.export.litert.conversion import recipe_model
 
     with MediaPipeEmbedder(path.read_bytes()) as task:
         got = np.stack([task.embed(text) for text in texts])

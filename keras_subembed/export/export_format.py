@@ -2,17 +2,16 @@
 
 import keras
 
+from keras_subembed import files
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_non_negative_int
 from keras_subembed.checks import is_integer
-from keras_subembed import files
 from keras_subembed.export.export_report import ExportReport
 from keras_subembed.export.model_parts import check_embedding_mode
 from keras_subembed.export.model_parts import dense_table_bytes
-from keras_subembed.models.token_embedding import find_token_embedding
 from keras_subembed.export.model_parts import with_embedding_mode
-from keras_subembed.export.output_parity import TOLERANCES
 from keras_subembed.export.output_parity import OutputParity
+from keras_subembed.export.output_parity import TOLERANCES
 from keras_subembed.export.output_parity import median_ms
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.export.signature import check_sample_inputs
@@ -21,6 +20,7 @@ from keras_subembed.export.signature import sequence_length_of
 from keras_subembed.export.signature import sequence_lengths_of
 from keras_subembed.export.signature import serving_function
 from keras_subembed.export.tokenizer_file import TokenizerFile
+from keras_subembed.models.token_embedding import find_token_embedding
 
 
 class ExportFormat:

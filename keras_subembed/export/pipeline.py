@@ -5,8 +5,8 @@ check -> stage -> convert -> verify -> write -> report. A format
 """
 
 from keras_subembed import files
-from keras_subembed.export.export_format import ExportFormat
 from keras_subembed.export import tensorflow_process
+from keras_subembed.export.export_format import ExportFormat
 from keras_subembed.export.model_parts import check_float_kernels
 from keras_subembed.export.model_parts import load_model
 from keras_subembed.export.model_parts import model_path

@@ -11,7 +11,8 @@ from keras_subembed.export import ExportVerificationError
 from keras_subembed.export import export_saved_model
 from keras_subembed.export import export_tflite
 from keras_subembed.models import find_token_embedding
-from keras_subembed.export import tflite as tflite_module
+from keras_subembed.export.litert import conversion
+from keras_subembed.export.tflite.tflite_format import TFLiteFormat
 from keras_subembed.export.model_parts import dense_table_bytes
 from keras_subembed.export.model_parts import with_embedding_mode
 from keras_subembed.export.signature import ServingInputs
@@ -82,8 +83,8 @@ def test_list_inputs_and_every_output_are_verified(tmp_path):
     other = two_output_model(output_scale=2.0)
     serving_inputs = ServingInputs.of(other)
     samples = make_sample_inputs(other, serving_inputs, [7])
-    flatbuffer = tflite_module.convert(model)
-    exporter = tflite_module.TFLiteFormat(sample_inputs=samples)
+    flatbuffer = conversion.convert(model)
+    exporter = TFLiteFormat(sample_inputs=samples)
     exporter.model, exporter.serving_inputs, exporter.samples = other, serving_inputs, samples
     with pytest.raises(ExportVerificationError, match="output 'outputs_1' differs from Keras"):
         exporter.verify_file(flatbuffer, "x")

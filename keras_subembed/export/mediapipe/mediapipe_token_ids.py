@@ -3,11 +3,11 @@
 import keras_hub
 import numpy as np
 
-from keras_subembed.export.mediapipe import MEDIAPIPE_INPUTS
-from keras_subembed.export.mediapipe import check_length
-from keras_subembed.export.mediapipe import tokenizer_file
-from keras_subembed.export.mediapipe import with_mediapipe_metadata
-from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
+from keras_subembed.export.mediapipe.mediapipe_embedder import MediaPipeEmbedder
+from keras_subembed.export.mediapipe.mediapipe_format import MEDIAPIPE_INPUTS
+from keras_subembed.export.mediapipe.mediapipe_format import check_length
+from keras_subembed.export.mediapipe.mediapipe_format import tokenizer_file
+from keras_subembed.export.mediapipe.mediapipe_format import with_mediapipe_metadata
 
 
 def mediapipe_token_ids(tokenizer, texts, sequence_length=128):

@@ -5,20 +5,20 @@ import pathlib
 
 import keras
 
+from keras_subembed import files
 from keras_subembed.export.export_format import ExportFormat
-from keras_subembed.export.flatbuffer import weight_shapes
-from keras_subembed.tflite_metadata import METADATA_NAME
-from keras_subembed.tflite_metadata import WRITTEN_BY
 from keras_subembed.export.model_parts import export_metadata
-from keras_subembed.export.onnx_quantization import constant_bytes
-from keras_subembed.export.onnx_quantization import folded_constants
-from keras_subembed.export.onnx_quantization import int4_rounded
-from keras_subembed.export.onnx_quantization import quantize
-from keras_subembed.export.onnx_quantization import quantized_op_count
+from keras_subembed.export.model_parts import weight_shapes
+from keras_subembed.export.onnx.onnx_quantization import constant_bytes
+from keras_subembed.export.onnx.onnx_quantization import folded_constants
+from keras_subembed.export.onnx.onnx_quantization import int4_rounded
+from keras_subembed.export.onnx.onnx_quantization import quantize
+from keras_subembed.export.onnx.onnx_quantization import quantized_op_count
 from keras_subembed.export.pipeline import export
 from keras_subembed.export.pipeline import register_format
 from keras_subembed.export.signature import serving_function
-from keras_subembed.export.tflite import scratch_folder
+from keras_subembed.tflite_metadata import METADATA_NAME
+from keras_subembed.tflite_metadata import WRITTEN_BY
 
 ONNX_HELP = ('ONNX export needs `tf2onnx`, `onnx`, `onnxruntime` and, for int4, `onnx-ir` '
              '(python -m pip install tf2onnx onnx onnxruntime onnx-ir; or this package\'s '
@@ -47,7 +47,7 @@ class ONNXFormat(ExportFormat):
         return read_onnx_metadata(pathlib.Path(path).read_bytes())
 
     def convert(self, scratch):
-        with scratch_folder(scratch) as folder:
+        with files.scratch_folder(scratch) as folder:
             data = convert(self.model, self.serving_inputs, self.quantization,
                            pathlib.Path(folder))
         return with_onnx_metadata(data, export_metadata(self.model))
