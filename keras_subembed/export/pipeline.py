@@ -83,12 +83,13 @@ def export(model, filepath, format="tflite", overwrite=False, **kwargs):
             model, source, exporter.saves_live_model, filepath=str(path), format=format,
             overwrite=overwrite, **kwargs)
     model = check_float_kernels(load_model(model))
-    exporter.check_tokenizer_file(model, path, overwrite, keep=[source] if source else ())
-    exporter.stage(model)
-    data = exporter.convert(files.staging_name(path))
-    checks = exporter.measure(data, path)
+    tokenizer = exporter.check_tokenizer_file(model, path, overwrite,
+                                              keep=[source] if source else ())
+    staged = exporter.stage(model, tokenizer)
+    data = exporter.convert(staged, files.staging_name(path))
+    checks = exporter.measure(staged, data, path)
     # The report reads the file's bytes (a format's `file_facts` may fail): made
     # before the file moves into place, a failure leaves nothing behind.
-    report = exporter.report(path, data, checks)
-    exporter.write(path, data, overwrite)
+    report = exporter.report(staged, path, data, checks)
+    exporter.write(staged, path, data, overwrite)
     return report

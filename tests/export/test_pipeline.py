@@ -12,6 +12,7 @@ from keras_subembed.export import export
 from keras_subembed.models import find_token_embedding
 from keras_subembed.export import register_format
 from keras_subembed.export import pipeline
+from keras_subembed.export.staged_model import StagedModel
 
 # The pipeline converts in TensorFlow; on JAX it hands a `.keras` file to a
 # TensorFlow process, where a format a test registers does not exist.
@@ -29,9 +30,9 @@ def npz_format():
         def is_ours(self, path):
             return "written_by_test" in np.load(path)
 
-        def convert(self, scratch):
+        def convert(self, staged, scratch):
             buffer = io.BytesIO()
-            table = keras.ops.convert_to_numpy(find_token_embedding(self.model).embeddings)
+            table = keras.ops.convert_to_numpy(find_token_embedding(staged.model).embeddings)
             np.savez(buffer, table=table, written_by_test=True)
             return buffer.getvalue()
 
@@ -39,7 +40,7 @@ def npz_format():
             table = np.load(io.BytesIO(data))["table"]
             return lambda sample: {"outputs": table[sample["token_ids"]]}
 
-        def file_facts(self, data, embedding):
+        def file_facts(self, staged, data, embedding):
             return dict(embedding_bytes=len(data), ops=("GATHER",),
                         outputs=("outputs",))
 
@@ -85,6 +86,17 @@ def test_an_unknown_format_is_named_with_the_registered_ones(model, tmp_path):
         register_format("tflite")(ExportFormat)
 
 
+def test_stage_returns_what_it_made_and_leaves_the_format_as_it_was(model):
+    exporter = pipeline.FORMATS["tflite"](sequence_lengths=[5, 7])
+    arguments = dict(vars(exporter))
+    staged = exporter.stage(model)
+    assert isinstance(staged, StagedModel) and vars(exporter) == arguments
+    assert staged.model is model and staged.converted is model  # no recipe: nothing rounded
+    assert staged.serving_inputs.names == ["token_ids"] and staged.tokenizer_file is None
+    assert [sample["token_ids"].shape[1] for sample in staged.samples] == [5, 7]
+    # Nothing to verify or time: no samples are made.
+    assert pipeline.FORMATS["tflite"](verify=False).stage(model).samples is None
+
 
 def test_register_format_takes_a_name_and_an_export_format_class():
     with pytest.raises(TypeError, match=r"`name` must be a non-empty str.*Received: name=5"):
@@ -112,7 +124,7 @@ def bare_format():
         def is_ours(self, path):
             return False
 
-        def convert(self, scratch):
+        def convert(self, staged, scratch):
             return b"bytes"
 
     yield "npz_bare"
@@ -125,7 +137,7 @@ def test_an_undefined_step_names_the_method_and_the_format(bare_format, model, t
         export(model, tmp_path / "t.npz", format=bare_format)
     # Unverified, the first step it lacks is `file_facts`; the file is not left behind.
     with pytest.raises(NotImplementedError, match=r"'npz_bare' \(BareFormat\) must define "
-                                                  r"`file_facts\(data, embedding\)`"):
+                                                  r"`file_facts\(staged, data, embedding\)`"):
         export(model, tmp_path / "t.npz", format=bare_format, verify=False)
     assert list(tmp_path.iterdir()) == []
 

@@ -3,8 +3,6 @@
 
 import re
 
-import numpy as np
-
 from keras_subembed.export.model_parts import weight_shapes
 from keras_subembed.tflite_metadata import read_model
 from keras_subembed.tflite_metadata import tflite_schema

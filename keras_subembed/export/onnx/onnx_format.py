@@ -46,24 +46,24 @@ class ONNXFormat(ExportFormat):
     def file_metadata(self, path):
         return read_onnx_metadata(pathlib.Path(path).read_bytes())
 
-    def convert(self, scratch):
+    def convert(self, staged, scratch):
         with files.scratch_folder(scratch) as folder:
-            data = convert(self.model, self.serving_inputs, self.quantization,
+            data = convert(staged.model, staged.serving_inputs, self.quantization,
                            pathlib.Path(folder))
-        return with_onnx_metadata(data, export_metadata(self.model))
+        return with_onnx_metadata(data, export_metadata(staged.model))
 
     def run(self, data, num_threads=None):
         session = inference_session(data, num_threads)
         names = [output.name for output in session.get_outputs()]
         return lambda sample: dict(zip(names, session.run(names, sample)))
 
-    def rounded_model(self):
+    def rounded_model(self, staged):
         # The int4 file is held to Keras with its kernels rounded by ONNX
         # Runtime's own int4 rounding: a file whose weights are not the
         # model's (a wrong kernel, a wrong table) errs far more than that.
-        return int4_rounded(self.model) if self.quantization == "int4" else None
+        return int4_rounded(staged.model) if self.quantization == "int4" else None
 
-    def file_facts(self, data, embedding):
+    def file_facts(self, staged, data, embedding):
         import onnx
 
         proto = onnx.load_from_string(data)

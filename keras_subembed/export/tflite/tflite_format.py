@@ -1,5 +1,7 @@
 """Keras model -> small, builtins-only `.tflite` file, verified against Keras."""
 
+import dataclasses
+
 import keras
 import numpy as np
 
@@ -47,24 +49,24 @@ class TFLiteFormat(ExportFormat):
     is_ours = staticmethod(files.is_tflite_file)
     file_metadata = staticmethod(files.tflite_metadata_of)
 
-    def stage(self, model):
-        super().stage(model)
-        self.converted = recipe_model(self.model, self.recipe)
+    def stage(self, model, tokenizer_file=None):
+        staged = super().stage(model, tokenizer_file)
+        return dataclasses.replace(staged, converted=recipe_model(staged.model, self.recipe))
 
-    def convert(self, scratch):
-        return litert_file(self.converted, self.serving_inputs, self.quantization, self.recipe,
-                           export_metadata(self.model), self.representative_dataset, scratch)
+    def convert(self, staged, scratch):
+        return litert_file(staged.converted, staged.serving_inputs, self.quantization, self.recipe,
+                           export_metadata(staged.model), self.representative_dataset, scratch)
 
     def run(self, data, num_threads=None):
         runner = interpreter_runner(data, num_threads)
         return lambda sample: runner(**sample)
 
-    def rounded_model(self):
+    def rounded_model(self, staged):
         if self.quantization == "dynamic":
-            return int8_rounded(self.model)
-        return self.converted if self.recipe else None  # rounded by `stage`
+            return int8_rounded(staged.model)
+        return staged.converted if self.recipe else None  # rounded by `stage`
 
-    def file_facts(self, data, embedding):
+    def file_facts(self, staged, data, embedding):
         return dict(
             embedding_bytes=embedding_constant_bytes(data, embedding),
             ops=op_names(data),
