@@ -17,7 +17,7 @@ exports, one after another:
 
 Each MediaPipe file is verified by the export (MediaPipe's vectors against
 Keras computing with the file's rounded kernels, on the texts with ASCII
-letters lowercased, at least `MIN_COSINE`); the mean cosines to that model
+letters lowercased, at least `MediaPipeFormat.min_cosines`); the mean cosines to that model
 and to the float student are printed, with the sizes.
 
     python benchmarks/bench_mediapipe_int4.py --output /tmp/mediapipe_int4 [--per-script 8] [--json out.json]

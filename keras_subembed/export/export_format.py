@@ -11,7 +11,7 @@ from keras_subembed.export.model_parts import check_embedding_mode
 from keras_subembed.export.model_parts import dense_table_bytes
 from keras_subembed.export.model_parts import with_embedding_mode
 from keras_subembed.export.output_parity import OutputParity
-from keras_subembed.export.output_parity import TOLERANCES
+from keras_subembed.export.output_parity import FLOAT32_TOLERANCE
 from keras_subembed.export.output_parity import median_ms
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.export.signature import check_sample_inputs
@@ -31,7 +31,8 @@ class ExportFormat:
     `check_target`, `check_tokenizer_file`, `stage(model, tokenizer_file)`,
     which returns a `StagedModel`, then with it `convert`, `measure`
     (`verify_file`, `time_file`), `report` and `write` (the tokenizer file
-    first). A subclass sets `description` and `quantizations`,
+    first). A subclass sets `description`, `quantizations` and their
+    `tolerances` (and `min_cosines` where it holds them),
     defines `is_ours` (the proof `overwrite` needs), `convert`, `run` and
     `file_facts`, `file_metadata` where it writes a tokenizer file beside
     its own, and overrides any other step it does its own way.
@@ -40,8 +41,9 @@ class ExportFormat:
     Args:
         quantization: one of the format's `quantizations`.
         verify: run the file on sample inputs and compare every output with
-            Keras: an error beyond `TOLERANCES[quantization]` (times the
-            largest |output|, at least 1), or any NaN or infinity, raises
+            Keras: an error beyond `tolerances[quantization]` (times the
+            largest |output|, at least 1), a mean cosine below
+            `min_cosines[quantization]`, or any NaN or infinity, raises
             `ExportVerificationError` and writes nothing.
         sample_inputs: the inputs to verify on: a list of samples, each a
             dict `{input name: array}` (or the array for a single-input
@@ -60,15 +62,27 @@ class ExportFormat:
             preprocessor with one (a keras-hub `TextEmbedder`, a task with a
             preprocessor). `overwrite` governs it as the file itself.
 
+    Attributes:
+        tolerances: `{quantization: tolerance}` for each of `quantizations`:
+            the largest abs error of any output the file may have, as a
+            fraction of the largest |Keras output| (at least 1), from 0
+            (excluded) to 1. What Hugging Face optimum's exporters call
+            `ATOL_FOR_VALIDATION`, relative here.
+        min_cosines: `{quantization: cosine}`, the lowest mean cosine of
+            each output's rows to Keras' (in (0, 1]), or None: no floor.
+
     Example:
     >>> @register_format("npz")
     ... class NpzFormat(ExportFormat):
     ...     description = "an .npz file"  # and is_ours, convert, run, file_facts
+    ...     tolerances = {None: 1e-6}  # rows looked up, not computed
     """
 
     description = "a file"  # what refusals call the file: "a .tflite file"
     format_name = None  # the name `register_format` gives it
     quantizations = (None,)
+    tolerances = {None: FLOAT32_TOLERANCE}
+    min_cosines = None
     # On another backend the export runs in a TensorFlow process on a `.keras`
     # file; a live model is saved to a temporary one first, or else refused.
     saves_live_model = True
@@ -145,7 +159,7 @@ class ExportFormat:
     def measure(self, staged, data, path):
         """The report's fields of verification and timing: measured when asked."""
         # None, not 0.0: an error nobody measured is not a zero error.
-        checks = dict(max_abs_error=None, tolerance=float(TOLERANCES[self.quantization]),
+        checks = dict(max_abs_error=None, tolerance=float(self.tolerances[self.quantization]),
                       verified_sequence_lengths=(), cosine_to_float=None)
         if self.verify:
             error, tolerance, cosine, lengths = self.verify_file(staged, data, path)
@@ -154,6 +168,14 @@ class ExportFormat:
         if self.latency_runs:
             checks["latency_ms"], checks["latency_sequence_length"] = self.time_file(staged, data)
         return checks
+
+    def verification_bounds(self):
+        """`OutputParity.check`'s bounds for this quantization: `tolerance`,
+        `min_cosine` and `named`, the attribute they come from (for errors)."""
+        key = self.quantization
+        return dict(tolerance=self.tolerances[key],
+                    min_cosine=None if self.min_cosines is None else self.min_cosines[key],
+                    named=f"{type(self).__name__}.tolerances[{key!r}]")
 
     def verify_file(self, staged, data, path):
         """(max abs error, tolerance, lowest mean cosine, sequence lengths) of
@@ -170,7 +192,7 @@ class ExportFormat:
             tensors = {name: keras.ops.convert_to_tensor(v) for name, v in sample.items()}
             parity.add(run(sample), as_numpy(keras_function(tensors)),
                        None if rounded is None else as_numpy(rounded_function(tensors)))
-        return (*parity.check(self.quantization, path),
+        return (*parity.check(path, **self.verification_bounds()),
                 sequence_lengths_of(staged.samples, staged.serving_inputs))
 
     def time_file(self, staged, data):

@@ -21,6 +21,7 @@ from keras_subembed.export.litert.flatbuffer import constant_bytes
 from keras_subembed.export.litert.flatbuffer import embedding_constant_bytes
 from keras_subembed.export.litert.flatbuffer import op_names
 from keras_subembed.export.litert.flatbuffer import quantized_op_count
+from keras_subembed.export.litert.quantizer_recipes import RECIPE_TOLERANCES
 from keras_subembed.export.mediapipe.mediapipe_embedder import MediaPipeEmbedder
 from keras_subembed.export.mediapipe.mediapipe_metadata import import_mediapipe
 from keras_subembed.export.mediapipe.mediapipe_metadata import metadata_writer
@@ -28,6 +29,7 @@ from keras_subembed.export.mediapipe.mediapipe_sentencepiece import ascii_lowerc
 from keras_subembed.export.mediapipe.mediapipe_staged_model import MediaPipeStagedModel
 from keras_subembed.export.model_parts import export_metadata
 from keras_subembed.export.model_parts import max_sequence_length
+from keras_subembed.export.output_parity import FLOAT32_TOLERANCE
 from keras_subembed.export.output_parity import OutputParity
 from keras_subembed.export.output_parity import median_ms
 from keras_subembed.export.pipeline import export
@@ -45,15 +47,6 @@ from keras_subembed.tokenizer_kinds.registry import registered_kinds
 # names and feeds them at the length the file fixes, batch 1.
 MEDIAPIPE_INPUTS = ("ids", "mask", "segment_ids")
 NORMALIZATION_CHECKS = ("warn", "raise")
-# The lowest mean cosine of MediaPipe's vectors to Keras' an export accepts:
-# to the float model for the converter's quantizations; for a recipe, to the
-# model computing with the kernels the file stores (`round_weights`), as the
-# rest of the file (int8 activations and lookup tables) is all that differs.
-# int4_dynamic measured: 0.99999 on the tests' tiny BERTs, 0.99974 on
-# multilingual-e5-small's split student (40 sentences in 10 scripts, 136
-# tokens; benchmarks/bench_mediapipe_int4.py).
-MIN_COSINE = {None: 0.999, "dynamic": 0.99, "float16": 0.999,
-              **{name: 0.99 for name in RECIPE_NAMES}}
 # Ops reading resource variables: MediaPipe's interpreter refuses such files.
 VARIABLE_OPS = ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE")
 # Verification text made of the vocabulary's own whole words (no accents, no
@@ -76,6 +69,16 @@ class MediaPipeFormat(ExportFormat):
 
     description = "a .tflite file"
     quantizations = (None, "dynamic", "float16") + RECIPE_NAMES
+    tolerances = {None: FLOAT32_TOLERANCE, "float16": 1e-2, "dynamic": 0.1, **RECIPE_TOLERANCES}
+    # The lowest mean cosine of MediaPipe's vectors to Keras': to the float
+    # model for the converter's quantizations; for a recipe, to the model
+    # computing with the kernels the file stores (`round_weights`), as the
+    # rest of the file (int8 activations and lookup tables) is all that
+    # differs. int4_dynamic measured: 0.99999 on the tests' tiny BERTs,
+    # 0.99974 on multilingual-e5-small's split student (40 sentences in 10
+    # scripts, 136 tokens; benchmarks/bench_mediapipe_int4.py).
+    min_cosines = {None: 0.999, "dynamic": 0.99, "float16": 0.999,
+                   **{name: 0.99 for name in RECIPE_NAMES}}
 
     def __init__(self, quantization=None, sequence_length=None, check_normalization="warn",
                  verify=True, texts=None, latency_runs=0):
@@ -156,12 +159,12 @@ class MediaPipeFormat(ExportFormat):
         # A recipe's int4 kernels move the vectors from the float model's by an
         # amount that depends on the model; from the rounded model's, only by
         # the file's int8 activations and tables: the floor is held there.
-        checks = parity.check(self.quantization, path,
-                              None if rounded else MIN_COSINE[self.quantization])
+        bounds = self.verification_bounds()
+        checks = parity.check(path, **(dict(bounds, min_cosine=None) if rounded else bounds))
         if rounded:
             stored = OutputParity(f"{what}, against Keras with the file's rounded kernels,")
             stored.add(got, rounded[0])
-            stored.check(self.quantization, path, MIN_COSINE[self.quantization])
+            stored.check(path, **bounds)
         return (*checks, (staged.sequence_length,))
 
     def time_file(self, staged, data):
@@ -225,7 +228,7 @@ def export_mediapipe(model, path, **kwargs):
             the same conversion, so the file is the int4 `.tflite` file plus
             the tokenizer). A recipe's file is verified against Keras
             computing with the kernels the file stores (`round_weights`),
-            at least `MIN_COSINE[recipe]` (0.99; `int4_dynamic` measured
+            at least `MediaPipeFormat.min_cosines[recipe]` (0.99; `int4_dynamic` measured
             0.9997 on multilingual-e5-small's student, whose file is 35.9 MB:
             the 30.6 MB int4 `.tflite` file and the 5.4 MB SentencePiece
             model); the report's `cosine_to_float` says what the rounding
@@ -240,8 +243,8 @@ def export_mediapipe(model, path, **kwargs):
             strips accents, a SentencePiece model that keeps ASCII case).
         verify: load the file in `mediapipe.tasks.python.text.TextEmbedder`,
             embed `texts` and compare with the embedder's own vectors: a mean
-            cosine below `MIN_COSINE[quantization]`, an error beyond
-            `TOLERANCES[quantization]` or a NaN raises
+            cosine below `MediaPipeFormat.min_cosines[quantization]`, an error
+            beyond `MediaPipeFormat.tolerances[quantization]` or a NaN raises
             `ExportVerificationError` and writes nothing.
         texts: strings to verify on; defaults to sentences of the
             vocabulary's whole words.

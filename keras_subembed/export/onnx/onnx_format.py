@@ -14,6 +14,7 @@ from keras_subembed.export.onnx.onnx_quantization import folded_constants
 from keras_subembed.export.onnx.onnx_quantization import int4_rounded
 from keras_subembed.export.onnx.onnx_quantization import quantize
 from keras_subembed.export.onnx.onnx_quantization import quantized_op_count
+from keras_subembed.export.output_parity import FLOAT32_TOLERANCE
 from keras_subembed.export.pipeline import export
 from keras_subembed.export.pipeline import register_format
 from keras_subembed.export.signature import serving_function
@@ -35,6 +36,9 @@ class ONNXFormat(ExportFormat):
     # file browsers and ORT Mobile run; "int4": ONNX Runtime's MatMulNBits
     # (int4 weights in blocks of 32 inputs), about the size of the int4 .tflite.
     quantizations = (None, "dynamic", "int4")
+    # "int4" is bounded as the `.tflite` int4 recipes are, and also held to
+    # Keras with ONNX Runtime's own int4 rounding (`rounded_model`).
+    tolerances = {None: FLOAT32_TOLERANCE, "dynamic": 0.1, "int4": 0.5}
 
     def __init__(self, quantization=None, **kwargs):
         super().__init__(quantization=quantization, **kwargs)
@@ -99,7 +103,7 @@ def export_onnx(model, path, **kwargs):
             builds). Either quantizes every MatMul weight of 1024 values or
             more (a float one left raises `ExportVerificationError`); the
             token embedding's integer arrays stay as they are. Tolerances
-            (`TOLERANCES`, a fraction of the largest |output|): `"dynamic"`
+            (`ONNXFormat.tolerances`, a fraction of the largest |output|): `"dynamic"`
             0.1; `"int4"` 0.5 and at most 4 times the error of Keras with
             its kernels rounded by ONNX Runtime's own int4 rounding.
         overwrite: replace an existing `.onnx` file this package wrote (and

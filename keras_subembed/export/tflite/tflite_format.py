@@ -15,8 +15,10 @@ from keras_subembed.export.litert.flatbuffer import constant_bytes
 from keras_subembed.export.litert.flatbuffer import embedding_constant_bytes
 from keras_subembed.export.litert.flatbuffer import op_names
 from keras_subembed.export.litert.flatbuffer import quantized_op_count
+from keras_subembed.export.litert.quantizer_recipes import RECIPE_TOLERANCES
 from keras_subembed.export.model_parts import copy_model
 from keras_subembed.export.model_parts import export_metadata
+from keras_subembed.export.output_parity import FLOAT32_TOLERANCE
 from keras_subembed.export.pipeline import export
 from keras_subembed.export.pipeline import register_format
 from keras_subembed.quantization.recipes import RECIPE_NAMES
@@ -34,6 +36,9 @@ class TFLiteFormat(ExportFormat):
 
     description = "a .tflite file"
     quantizations = QUANTIZATIONS
+    # "int8" quantizes activations too, calibrated on a few samples: it errs most.
+    tolerances = {None: FLOAT32_TOLERANCE, "float16": 1e-2, "dynamic": 0.1, "int8": 0.25,
+                  **RECIPE_TOLERANCES}
     saves_live_model = False  # a JAX user saves the model: the file is the one exported
 
     def __init__(self, quantization=None, representative_dataset=None, **kwargs):
@@ -107,7 +112,7 @@ def export_tflite(model, path, **kwargs):
             `quantized_ops` and `constant_bytes` say what the file holds.
         verify, sample_inputs, sequence_lengths, latency_runs, embedding_mode: as for
             `ExportFormat`: the file is run with `ai_edge_litert` and held to
-            `TOLERANCES[quantization]`.
+            `TFLiteFormat.tolerances[quantization]`.
         overwrite: replace an existing `.tflite` file an export wrote at
             `path` (never another kind of file), and the tokenizer file
             beside it that the export wrote.

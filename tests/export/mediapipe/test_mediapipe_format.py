@@ -171,7 +171,7 @@ def rounded_vectors(embedder, recipe, texts, sequence_length):
 def test_an_int4_file_runs_in_mediapipe_as_keras_with_its_rounded_kernels(small, tmp_path):
     import zipfile
 
-    from keras_subembed.export.mediapipe.mediapipe_format import MIN_COSINE
+    from keras_subembed.export.mediapipe.mediapipe_format import MediaPipeFormat
     from keras_subembed.export.output_parity import row_cosines
 
     dynamic = export_mediapipe(small, tmp_path / "dynamic.tflite", quantization="dynamic",
@@ -184,7 +184,7 @@ def test_an_int4_file_runs_in_mediapipe_as_keras_with_its_rounded_kernels(small,
     assert zipfile.ZipFile(tmp_path / "int4.tflite").namelist() == ["vocab.txt"]
     got = mediapipe_vectors(tmp_path / "int4.tflite", TEXTS)
     want = rounded_vectors(small, "int4_dynamic", [t.lower() for t in TEXTS], 12)
-    assert row_cosines(got, want).mean() > MIN_COSINE["int4_dynamic"]
+    assert row_cosines(got, want).mean() > MediaPipeFormat.min_cosines["int4_dynamic"]
     assert report.sequence_length == 12 and report.tokenizer_path is None
 
 
@@ -193,7 +193,7 @@ def test_an_int4_file_is_held_to_the_rounded_models_vectors(small, tmp_path, mon
     from keras_subembed.export import ExportVerificationError
     from keras_subembed.export.mediapipe import mediapipe_format as mediapipe_module
 
-    monkeypatch.setitem(mediapipe_module.MIN_COSINE, "int4_dynamic", 1.5)  # unreachable
+    monkeypatch.setitem(mediapipe_module.MediaPipeFormat.min_cosines, "int4_dynamic", 1.5)  # unreachable
     with pytest.raises(ExportVerificationError, match="against Keras with the file's rounded "
                        "kernels.*at least 1.5.*int4.tflite' was not written"):
         export_mediapipe(small, tmp_path / "int4.tflite", quantization="int4_dynamic", texts=TEXTS)
@@ -252,7 +252,7 @@ def test_an_int4_file_past_the_quantizers_256_kb_keeps_its_buffers_under_the_met
     """ai-edge-quantizer stores a larger model's buffers past the flatbuffer, by offset;
     MediaPipe's metadata writer, rewriting the flatbuffer, broke them: "buffer 129
     specified an out of range offset" on multilingual-e5-small's student."""
-    from keras_subembed.export.mediapipe.mediapipe_format import MIN_COSINE
+    from keras_subembed.export.mediapipe.mediapipe_format import MediaPipeFormat
     from keras_subembed.export.output_parity import row_cosines
 
     embedder = uncased_embedder(sizes=dict(SIZES, num_layers=1, hidden_dim=256,
@@ -262,4 +262,4 @@ def test_an_int4_file_past_the_quantizers_256_kb_keeps_its_buffers_under_the_met
     assert report.constant_bytes["int4"] > 256 * 1024
     got = mediapipe_vectors(tmp_path / "int4.tflite", TEXTS)
     want = rounded_vectors(embedder, "int4_dynamic", [t.lower() for t in TEXTS], 12)
-    assert row_cosines(got, want).mean() > MIN_COSINE["int4_dynamic"]
+    assert row_cosines(got, want).mean() > MediaPipeFormat.min_cosines["int4_dynamic"]

@@ -133,7 +133,7 @@ def test_mediapipe_feeds_the_ids_of_the_text_before_its_first_nul():
 
 @tensorflow_only
 def test_an_int4_file_keeps_its_sentencepiece_model_and_the_rounded_models_vectors(small, tmp_path):
-    from keras_subembed.export.mediapipe.mediapipe_format import MIN_COSINE
+    from keras_subembed.export.mediapipe.mediapipe_format import MediaPipeFormat
     from keras_subembed.export.output_parity import row_cosines
     from test_mediapipe import rounded_vectors
 
@@ -144,7 +144,7 @@ def test_an_int4_file_keeps_its_sentencepiece_model_and_the_rounded_models_vecto
     assert zipfile.ZipFile(path).namelist() == ["sentencepiece.model"]  # added after quantizing
     got = mediapipe_vectors(path, TEXTS)
     want = rounded_vectors(small, "int4_dynamic", [ascii_lowercase(t) for t in TEXTS], 24)
-    assert row_cosines(got, want).mean() > MIN_COSINE["int4_dynamic"]
+    assert row_cosines(got, want).mean() > MediaPipeFormat.min_cosines["int4_dynamic"]
 
 
 def test_the_fixed_length_counts_the_pieces_of_the_ascii_lowercased_text():

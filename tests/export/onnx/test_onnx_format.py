@@ -11,7 +11,7 @@ import pytest
 
 import keras_subembed
 from keras_subembed.export import export_onnx
-from keras_subembed.export.output_parity import TOLERANCES
+from keras_subembed.export.onnx.onnx_format import ONNXFormat
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "models"))
 from test_compressed_text_embedder import SUB  # noqa: E402
@@ -117,7 +117,7 @@ def test_int4_verification_refuses_a_file_with_a_noisy_token_table(small, tmp_pa
         export_onnx(small, tmp_path / "noisy.onnx", quantization="int4")
     assert list(tmp_path.iterdir()) == []
     error = float(re.search(r"by up to (\S+) ", str(refused.value)).group(1))
-    assert error < TOLERANCES["int4"]  # what the fixed bound alone would have let through
+    assert error < ONNXFormat.tolerances["int4"]  # what the fixed bound alone would have let through
 
 
 @pytest.mark.parametrize("kwargs, match", [

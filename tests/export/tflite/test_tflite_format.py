@@ -15,7 +15,7 @@ from keras_subembed.export import export_saved_model
 from keras_subembed.export import export_tflite
 from keras_subembed.export.cli import main as convert_main
 from keras_subembed.export.litert import conversion
-from keras_subembed.export.output_parity import TOLERANCES
+from keras_subembed.export.tflite.tflite_format import TFLiteFormat
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.export.signature import make_sample_inputs
 from keras_subembed.models import CompressedRobertaBackbone
@@ -98,7 +98,7 @@ def test_dynamic_range_quantization_is_smaller_and_within_its_bound(models, tmp_
 
 
 def test_failed_verification_writes_nothing(models, tmp_path, monkeypatch):
-    monkeypatch.setitem(TOLERANCES, "dynamic", 0.0)
+    monkeypatch.setitem(TFLiteFormat.tolerances, "dynamic", 1e-9)
     with pytest.raises(ExportVerificationError, match="'outputs' differs from Keras by up to"):
         export_tflite(models["sub"], tmp_path / "d.tflite", quantization="dynamic")
     assert list(tmp_path.iterdir()) == []
