@@ -3,7 +3,7 @@
 Two masked-LM encoders (untrained weights: sizes and speed do not depend on
 training): the main job's (V = 30,522, hidden 256, 4 layers) and a
 RoBERTa-medium-sized one (V = 50,265, hidden 512, 8 layers, as in the
-papers). Each row is one `keras_subembed.export.export_tflite` call, in its
+papers). Each row is one `export(..., format="tflite")` call, in its
 own subprocess (the TF 2.21 converter leaks memory per call): builtins-only
 conversion, verification against Keras, file and embedding bytes, median
 latency of one 128-token sequence (batch 1, 1 thread, LiteRT).
@@ -47,7 +47,7 @@ def child(model_name, embedding_name, quantization, mode, path):
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
     import keras
 
-    from keras_subembed.export import export_tflite
+    from keras_subembed.export import export
     from keras_subembed.models import CompressedRobertaBackbone
     from keras_subembed.models import CompressedRobertaMaskedLM
 
@@ -55,9 +55,9 @@ def child(model_name, embedding_name, quantization, mode, path):
     kind, kwargs = EMBEDDINGS[embedding_name]
     backbone = CompressedRobertaBackbone(**MODELS[model_name], max_sequence_length=128,
                                          embedding=kind, embedding_kwargs=kwargs)
-    report = export_tflite(CompressedRobertaMaskedLM(backbone), path,
-                           quantization=None if quantization == "None" else quantization,
-                           embedding_mode=mode, overwrite=True, latency_runs=20)
+    report = export(CompressedRobertaMaskedLM(backbone), path, format="tflite",
+                    quantization=None if quantization == "None" else quantization,
+                    embedding_mode=mode, overwrite=True, latency_runs=20)
     print("REPORT " + report.to_json())
 
 

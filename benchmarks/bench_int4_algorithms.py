@@ -13,7 +13,7 @@ latency interleaved with the teacher's dynamic-range file
 (benchmarks/bench_tflite_latency.py: batch 1, 128 tokens, 1 thread).
 An algorithm that fails or that the kernels cannot run is listed with its error.
 Beside them, `--recipes` rows are this package's own export of the preset
-(`export_tflite(..., quantization=recipe)`): for `int4_dynamic`, kernels on
+(`export(..., format="tflite", quantization=recipe)`): for `int4_dynamic`, kernels on
 the MSE-clipped grid (stored exactly by the quantizer's min-max) and int8
 lookup tables; `--granularities` adds min-max rows per block of inputs.
 
@@ -41,7 +41,7 @@ import bench_tflite_latency  # noqa: E402
 
 import keras_subembed  # noqa: E402,F401  (registers the compressed classes)
 from keras_subembed import datasets  # noqa: E402
-from keras_subembed.export import export_tflite  # noqa: E402
+from keras_subembed.export import export  # noqa: E402
 from keras_subembed.quantization import TRANSFORMER_SCOPE  # noqa: E402
 
 ALGORITHMS = ("min_max_uniform_quantize", "MSE", "OCTAV", "GPTQ", "DECOMPOSED_HADAMARD_ROTATION",
@@ -125,7 +125,7 @@ def main(argv=None):
 
     def package_file(recipe):
         path = file_path(f"keras_subembed {recipe}")
-        export_tflite(embedder, path, quantization=recipe, overwrite=True)
+        export(embedder, path, format="tflite", quantization=recipe, overwrite=True)
         return path.read_bytes()
 
     variants = ([(name, lambda name=name: quantized(flatbuffer, name, calibration))

@@ -2,7 +2,7 @@
 
 Exports the model (the teacher, or with `--compress` a `keras_subembed.compress`
 student with product codes K=32 M=256 and no distillation, or any preset
-folder with `--preset`) with `export_mediapipe`, float32 and dynamic-range,
+folder with `--preset`) with `export(..., format="mediapipe")`, float32 and dynamic-range,
 then embeds held-out sentences (Lee news articles held out by document, movie
 reviews, newsgroup posts; never trained on) with MediaPipe's own tokenizer
 from raw strings and compares with the Keras model's vectors. Accented
@@ -112,7 +112,7 @@ def main(argv=None):
     args = parse_args(argv)
     import warnings
 
-    from keras_subembed.export import export_mediapipe
+    from keras_subembed.export import export
     from keras_subembed.export import mediapipe_token_ids
     from keras_subembed.export import MediaPipeEmbedder
     from keras_subembed.models import encode_by_length
@@ -144,7 +144,7 @@ def main(argv=None):
             start = time.perf_counter()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                report = export_mediapipe(model, path, quantization=quantization, overwrite=True,
+                report = export(model, path, format="mediapipe", quantization=quantization, overwrite=True,
                                           texts=plain[:32], latency_runs=20)
             seconds = time.perf_counter() - start
             row = {"file_mb": round(report.file_bytes / 1e6, 3), "export_s": round(seconds, 1),

@@ -6,9 +6,9 @@ the 8,000 most frequent rows dense, the rest product codes, 64 tables of 256
 rows; not distilled: sizes and parity do not depend on training), then
 exports, one after another:
 
-- `export_tflite(..., quantization="int4_dynamic")`: the `.tflite` file and
+- `export(..., format="tflite", quantization="int4_dynamic")`: the `.tflite` file and
   the SentencePiece model beside it (`.spm`);
-- `export_mediapipe(..., quantization="int4_dynamic")` at the fixed length
+- `export(..., format="mediapipe", quantization="int4_dynamic")` at the fixed length
   `mediapipe_sequence_length` chooses for the texts (or `--sequence-length`):
   the file MediaPipe's `TextEmbedder` runs, which holds the int4 transformer
   and the renumbered SentencePiece model (the length changes no constant:
@@ -17,7 +17,7 @@ exports, one after another:
 
 Each MediaPipe file is verified by the export (MediaPipe's vectors against
 Keras computing with the file's rounded kernels, on the texts with ASCII
-letters lowercased, at least `MIN_COSINE`); the mean cosines to that model
+letters lowercased, at least `MediaPipeFormat.min_cosines`); the mean cosines to that model
 and to the float student are printed, with the sizes.
 
     python benchmarks/bench_mediapipe_int4.py --output /tmp/mediapipe_int4 [--per-script 8] [--json out.json]
@@ -64,10 +64,10 @@ def parse_args(argv=None):
 def mediapipe_cosines(model, path, texts, sequence_length):
     """Mean cosines of MediaPipe's vectors to the rounded-kernel and the float student."""
     from keras_subembed.export import MediaPipeEmbedder
-    from keras_subembed.export.mediapipe import keras_vectors
-    from keras_subembed.export.mediapipe_sentencepiece import ascii_lowercase
+    from keras_subembed.export.mediapipe.mediapipe_format import keras_vectors
+    from keras_subembed.export.mediapipe.mediapipe_sentencepiece import ascii_lowercase
     from keras_subembed.export.output_parity import row_cosines
-    from keras_subembed.export.tflite import recipe_model
+    from keras_subembed.export.litert.conversion import recipe_model
 
     with MediaPipeEmbedder(path.read_bytes()) as task:
         got = np.stack([task.embed(text) for text in texts])
@@ -83,8 +83,7 @@ def main(argv=None):
     import keras_subembed
     from bench_mediapipe_multilingual import script_sentences
     from keras_subembed import datasets
-    from keras_subembed.export import export_mediapipe
-    from keras_subembed.export import export_tflite
+    from keras_subembed.export import export
     from keras_subembed.export import mediapipe_sequence_length
     from keras_subembed.models import load_text_embedder
 
@@ -103,7 +102,7 @@ def main(argv=None):
     results = {"texts": len(texts), "chosen_sequence_length": chosen,
                "sentencepiece_mb": round(spm_bytes / 1e6, 2), "files": []}
     if not args.no_tflite:
-        report = export_tflite(student, args.output / f"student.{RECIPE}.tflite",
+        report = export(student, args.output / f"student.{RECIPE}.tflite", format="tflite",
                                quantization=RECIPE, overwrite=True)
         results["files"].append({"file": pathlib.Path(report.path).name, "format": "tflite",
                                  "quantization": RECIPE, "file_mb": round(report.file_bytes / 1e6, 2),
@@ -117,7 +116,7 @@ def main(argv=None):
         path = args.output / f"student.mediapipe.{quantization}.{length}.tflite"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # MediaPipe's ASCII lowercasing: measured here
-            report = export_mediapipe(student, path, quantization=quantization,
+            report = export(student, path, format="mediapipe", quantization=quantization,
                                       sequence_length=length, texts=texts, overwrite=True,
                                       latency_runs=10)
         row = {"file": path.name, "format": "mediapipe", "quantization": quantization,

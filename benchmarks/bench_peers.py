@@ -8,7 +8,7 @@ sentences per second on one thread (one sentence per call, tokenization
 included, over 200 out-of-domain sentences):
 
 * the teacher in Keras (the reference), its dynamic-range `.tflite` (LiteRT)
-  and its int8 `.onnx` (ONNX Runtime dynamic quantization, `export_onnx`);
+  and its int8 `.onnx` (ONNX Runtime dynamic quantization, `export(..., format="onnx")`);
 * model2vec distilled from the same teacher folder by model2vec's own
   `distill`: float (PCA to 256 dims, its default), int8, and float without
   PCA (384 dims: in the teacher's output space, so cosine is defined);
@@ -170,15 +170,13 @@ def model2vec_rows(preset, folder, data, teacher_vectors, speed_texts):
 
 def file_rows(label, model, tokenizer, folder, data, teacher_vectors, speed_texts):
     """`model`'s dynamic-range .tflite and int8 .onnx, through their runtimes."""
-    from keras_subembed.export import export_onnx
-    from keras_subembed.export import export_tflite
+    from keras_subembed.export import export
 
     rows = []
-    for kind, export, run in (("tflite dynamic (LiteRT)", export_tflite, litert_run),
-                              ("onnx int8 (ONNX Runtime)", export_onnx, onnx_run)):
-        suffix = "tflite" if "tflite" in kind else "onnx"
-        path = folder / f"{label.split()[0]}.{suffix}"
-        report = export(model, path, quantization="dynamic", overwrite=True)
+    for kind, file_format, run in (("tflite dynamic (LiteRT)", "tflite", litert_run),
+                                   ("onnx int8 (ONNX Runtime)", "onnx", onnx_run)):
+        path = folder / f"{label.split()[0]}.{file_format}"
+        report = export(model, path, format=file_format, quantization="dynamic", overwrite=True)
         embed = ids_runner(run(path), tokenizer)
         scores, _ = evaluate(embed, data, teacher_vectors)
         rows.append(dict(name=f"{label} {kind}", file_mb=round(report.file_bytes / 1e6, 2),

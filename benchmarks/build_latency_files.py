@@ -27,7 +27,7 @@ import keras_hub
 
 import keras_subembed
 from keras_subembed import datasets
-from keras_subembed.export import export_tflite
+from keras_subembed.export import export
 from keras_subembed.models import match_model_files
 
 STUDENT = {"assignment": "product", "num_tables": 32, "rows_per_table": 256,
@@ -57,7 +57,7 @@ def main(argv=None):
             if path.exists():
                 continue
             start = time.perf_counter()
-            report = export_tflite(model, path, quantization=recipe,
+            report = export(model, path, format="tflite", quantization=recipe,
                                    sequence_lengths=(16, args.sequence_length))
             print(f"{path.name}: {report.file_bytes / 1e6:.2f} MB, max error "
                   f"{report.max_abs_error:.2g}, {time.perf_counter() - start:.0f} s", flush=True)

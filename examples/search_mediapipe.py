@@ -1,6 +1,6 @@
 """Semantic search with a MediaPipe file: MediaPipe Tasks and NumPy only, no tokenizer code.
 
-The file (written by `keras_subembed.export.export_mediapipe`) carries its
+The file (written by `keras_subembed.export.export(..., format="mediapipe")`) carries its
 vocabulary and tokenizer settings; MediaPipe's `TextEmbedder` reads them and
 embeds raw strings, as it does on Android, iOS and the web.
 

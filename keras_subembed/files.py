@@ -19,6 +19,7 @@ import pathlib
 import re
 import secrets
 import shutil
+import tempfile
 
 from keras_subembed.checks import check_bool
 from keras_subembed.tflite_metadata import WRITTEN_BY
@@ -224,6 +225,22 @@ def remove(path):
         shutil.rmtree(path, ignore_errors=True)
     else:
         path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def scratch_folder(path=None):
+    """A private folder at `path` (a staging name, which the next export to
+    the same target removes if this one is killed), removed after; a
+    temporary one when `path` is None."""
+    if path is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            yield tmp
+        return
+    os.mkdir(path, 0o700)
+    try:
+        yield str(path)
+    finally:
+        remove(path)
 
 
 def write_file(path, data, overwrite, is_ours=None):

@@ -57,6 +57,23 @@ def test_an_upward_import_breaks_the_floors(tmp_path):
     assert "keras_subembed.layers.group_linear -> keras_subembed.export" in output, output
 
 
+def test_one_export_format_importing_another_breaks_their_independence(tmp_path):
+    # What two formats share goes below them (export/litert/, the pipeline), never in one of them.
+    shutil.copytree(PACKAGE, tmp_path / "keras_subembed",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "setup.cfg", tmp_path)
+    onnx_format = tmp_path / "keras_subembed" / "export" / "onnx" / "onnx_format.py"
+    onnx_format.write_text(onnx_format.read_text()
+                           + "\nfrom keras_subembed.export.tflite.tflite_format import int8_rounded\n")
+    code, output = lint_imports(tmp_path)
+    assert code == 1, output
+    assert "The export formats (tflite, mediapipe, onnx) are independent BROKEN" in output, output
+    assert "keras_subembed.export.onnx is not allowed to import" in output, output
+    # The line wraps at 80 columns: compare without the breaks.
+    assert ("keras_subembed.export.onnx.onnx_format -> keras_subembed.export.tflite.tflite_format"
+            in " ".join(output.split())), output
+
+
 def function_local_imports(path):
     """`(line, module)` of every import of this package inside a function or class body."""
     found = []

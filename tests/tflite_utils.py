@@ -5,7 +5,7 @@ import re
 import numpy as np
 from ai_edge_litert.interpreter import Interpreter
 
-from keras_subembed.export.tflite import convert
+from keras_subembed.export.litert.conversion import convert
 
 
 def convert_builtins_only(model, input_signature=None):

@@ -5,14 +5,14 @@ import sys
 
 from keras_subembed import files
 from keras_subembed.export import tensorflow_process
+from keras_subembed.export.litert.quantizer_recipes import import_ai_edge_quantizer
 from keras_subembed.export.model_parts import EMBEDDING_MODES
 from keras_subembed.export.model_parts import load_model
-from keras_subembed.export.quantizer_recipes import import_ai_edge_quantizer
 from keras_subembed.export.saved_model import export_saved_model
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.export.signature import make_sample_inputs
-from keras_subembed.export.tflite import QUANTIZATIONS
-from keras_subembed.export.tflite import export_tflite
+from keras_subembed.export.tflite.tflite_format import QUANTIZATIONS
+from keras_subembed.export.tflite.tflite_format import export_tflite
 from keras_subembed.export.tokenizer_file import TokenizerFile
 from keras_subembed.quantization.recipes import RECIPE_NAMES
 

@@ -2,17 +2,16 @@
 
 import keras
 
+from keras_subembed import files
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_non_negative_int
 from keras_subembed.checks import is_integer
-from keras_subembed import files
 from keras_subembed.export.export_report import ExportReport
 from keras_subembed.export.model_parts import check_embedding_mode
 from keras_subembed.export.model_parts import dense_table_bytes
-from keras_subembed.models.token_embedding import find_token_embedding
 from keras_subembed.export.model_parts import with_embedding_mode
-from keras_subembed.export.output_parity import TOLERANCES
 from keras_subembed.export.output_parity import OutputParity
+from keras_subembed.export.output_parity import FLOAT32_TOLERANCE
 from keras_subembed.export.output_parity import median_ms
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.export.signature import check_sample_inputs
@@ -20,16 +19,20 @@ from keras_subembed.export.signature import make_sample_inputs
 from keras_subembed.export.signature import sequence_length_of
 from keras_subembed.export.signature import sequence_lengths_of
 from keras_subembed.export.signature import serving_function
+from keras_subembed.export.staged_model import StagedModel
 from keras_subembed.export.tokenizer_file import TokenizerFile
+from keras_subembed.models.token_embedding import find_token_embedding
 
 
 class ExportFormat:
     """One file format of `keras_subembed.export.export`: only what is its own.
 
     `export` calls, in turn: the constructor (argument checks),
-    `check_target`, `check_tokenizer_file`, `stage(model)`, `convert`,
-    `measure` (`verify_file`, `time_file`), `write` (the tokenizer file
-    first) and `report`. A subclass sets `description` and `quantizations`,
+    `check_target`, `check_tokenizer_file`, `stage(model, tokenizer_file)`,
+    which returns a `StagedModel`, then with it `convert`, `measure`
+    (`verify_file`, `time_file`), `report` and `write` (the tokenizer file
+    first). A subclass sets `description`, `quantizations` and their
+    `tolerances` (and `min_cosines` where it holds them),
     defines `is_ours` (the proof `overwrite` needs), `convert`, `run` and
     `file_facts`, `file_metadata` where it writes a tokenizer file beside
     its own, and overrides any other step it does its own way.
@@ -38,8 +41,9 @@ class ExportFormat:
     Args:
         quantization: one of the format's `quantizations`.
         verify: run the file on sample inputs and compare every output with
-            Keras: an error beyond `TOLERANCES[quantization]` (times the
-            largest |output|, at least 1), or any NaN or infinity, raises
+            Keras: an error beyond `tolerances[quantization]` (times the
+            largest |output|, at least 1), a mean cosine below
+            `min_cosines[quantization]`, or any NaN or infinity, raises
             `ExportVerificationError` and writes nothing.
         sample_inputs: the inputs to verify on: a list of samples, each a
             dict `{input name: array}` (or the array for a single-input
@@ -58,15 +62,27 @@ class ExportFormat:
             preprocessor with one (a keras-hub `TextEmbedder`, a task with a
             preprocessor). `overwrite` governs it as the file itself.
 
+    Attributes:
+        tolerances: `{quantization: tolerance}` for each of `quantizations`:
+            the largest abs error of any output the file may have, as a
+            fraction of the largest |Keras output| (at least 1), from 0
+            (excluded) to 1. What Hugging Face optimum's exporters call
+            `ATOL_FOR_VALIDATION`, relative here.
+        min_cosines: `{quantization: cosine}`, the lowest mean cosine of
+            each output's rows to Keras' (in (0, 1]), or None: no floor.
+
     Example:
     >>> @register_format("npz")
     ... class NpzFormat(ExportFormat):
     ...     description = "an .npz file"  # and is_ours, convert, run, file_facts
+    ...     tolerances = {None: 1e-6}  # rows looked up, not computed
     """
 
     description = "a file"  # what refusals call the file: "a .tflite file"
     format_name = None  # the name `register_format` gives it
     quantizations = (None,)
+    tolerances = {None: FLOAT32_TOLERANCE}
+    min_cosines = None
     # On another backend the export runs in a TensorFlow process on a `.keras`
     # file; a live model is saved to a temporary one first, or else refused.
     saves_live_model = True
@@ -86,7 +102,6 @@ class ExportFormat:
         self.latency_runs = check_non_negative_int("latency_runs", latency_runs)
         self.embedding_mode = check_embedding_mode(embedding_mode)
         self.tokenizer_file = check_bool("tokenizer_file", tokenizer_file)
-        self.runner_tokenizer_file = None
 
     def is_ours(self, path):
         """Whether the file at `path` is one this format wrote: all `overwrite` replaces."""
@@ -114,74 +129,83 @@ class ExportFormat:
         if tokenizer is not None:
             files.check_distinct([path, tokenizer.path])
             tokenizer.check(overwrite, self.file_metadata(path) if path.is_file() else None, keep)
-        self.runner_tokenizer_file = tokenizer
         return tokenizer
 
-    def stage(self, model):
-        """Take the loaded `model` and make its samples (a missing one fails before converting)."""
-        self.model = model = with_embedding_mode(model, self.embedding_mode)
-        self.serving_inputs = ServingInputs.of(model, self.sample_inputs)
-        self.samples = None
+    def stage(self, model, tokenizer_file=None):
+        """The `StagedModel` of the loaded `model`: its serving inputs and samples
+        (a missing one fails before converting), and the `tokenizer_file` to write."""
+        model = with_embedding_mode(model, self.embedding_mode)
+        serving_inputs = ServingInputs.of(model, self.sample_inputs)
+        samples = None
         if self.verify or self.latency_runs:
-            self.samples = (
-                check_sample_inputs(self.sample_inputs, self.serving_inputs)
-                if self.sample_inputs is not None
-                else make_sample_inputs(model, self.serving_inputs, self.sequence_lengths))
+            samples = (check_sample_inputs(self.sample_inputs, serving_inputs)
+                       if self.sample_inputs is not None
+                       else make_sample_inputs(model, serving_inputs, self.sequence_lengths))
+        return StagedModel(model, serving_inputs, samples, tokenizer_file=tokenizer_file)
 
-    def convert(self, scratch):
-        """The file's bytes; `scratch` is a free name beside the target for work files."""
-        raise self.undefined("convert(scratch)")
+    def convert(self, staged, scratch):
+        """The file's bytes of `staged` (a `StagedModel`); `scratch` is a free name
+        beside the target for work files."""
+        raise self.undefined("convert(staged, scratch)")
 
     def run(self, data, num_threads=None):
         """A function running the file `data`: `{input name: array}` -> `{output name: array}`."""
         raise self.undefined("run(data, num_threads=None)")
 
-    def rounded_model(self):
+    def rounded_model(self, staged):
         """A copy of the model with its weights rounded as the file stores them, or None."""
         return None
 
-    def measure(self, data, path):
+    def measure(self, staged, data, path):
         """The report's fields of verification and timing: measured when asked."""
         # None, not 0.0: an error nobody measured is not a zero error.
-        checks = dict(max_abs_error=None, tolerance=float(TOLERANCES[self.quantization]),
+        checks = dict(max_abs_error=None, tolerance=float(self.tolerances[self.quantization]),
                       verified_sequence_lengths=(), cosine_to_float=None)
         if self.verify:
-            error, tolerance, cosine, lengths = self.verify_file(data, path)
+            error, tolerance, cosine, lengths = self.verify_file(staged, data, path)
             checks.update(max_abs_error=float(error), tolerance=float(tolerance),
                           cosine_to_float=cosine, verified_sequence_lengths=tuple(lengths))
         if self.latency_runs:
-            checks["latency_ms"], checks["latency_sequence_length"] = self.time_file(data)
+            checks["latency_ms"], checks["latency_sequence_length"] = self.time_file(staged, data)
         return checks
 
-    def verify_file(self, data, path):
+    def verification_bounds(self):
+        """`OutputParity.check`'s bounds for this quantization: `tolerance`,
+        `min_cosine` and `named`, the attribute they come from (for errors)."""
+        key = self.quantization
+        return dict(tolerance=self.tolerances[key],
+                    min_cosine=None if self.min_cosines is None else self.min_cosines[key],
+                    named=f"{type(self).__name__}.tolerances[{key!r}]")
+
+    def verify_file(self, staged, data, path):
         """(max abs error, tolerance, lowest mean cosine, sequence lengths) of
         every output over the samples, or `ExportVerificationError`."""
         # Eager: a tf.function per export would be traced anew for every
         # sample length and every model, and TensorFlow warns of retracing.
-        keras_function = serving_function(self.model, self.serving_inputs)
-        rounded = self.rounded_model()
-        rounded_function = None if rounded is None else serving_function(rounded, self.serving_inputs)
+        keras_function = serving_function(staged.model, staged.serving_inputs)
+        rounded = self.rounded_model(staged)
+        rounded_function = (None if rounded is None
+                            else serving_function(rounded, staged.serving_inputs))
         run = self.run(data)
         parity = OutputParity(f"The {self.description.split(' ', 1)[1]}")
-        for sample in self.samples:
+        for sample in staged.samples:
             tensors = {name: keras.ops.convert_to_tensor(v) for name, v in sample.items()}
             parity.add(run(sample), as_numpy(keras_function(tensors)),
                        None if rounded is None else as_numpy(rounded_function(tensors)))
-        return (*parity.check(self.quantization, path),
-                sequence_lengths_of(self.samples, self.serving_inputs))
+        return (*parity.check(path, **self.verification_bounds()),
+                sequence_lengths_of(staged.samples, staged.serving_inputs))
 
-    def time_file(self, data):
+    def time_file(self, staged, data):
         """(median ms, length) of the longest sample's first sequence, 1 thread."""
-        longest = max(self.samples,
-                      key=lambda sample: sequence_length_of(sample, self.serving_inputs) or 0)
+        inputs = staged.serving_inputs
+        longest = max(staged.samples, key=lambda sample: sequence_length_of(sample, inputs) or 0)
         sample = {name: value[:1] for name, value in longest.items()}
         run = self.run(data, num_threads=1)
-        return (median_ms(lambda: run(sample), self.latency_runs),
-                sequence_length_of(sample, self.serving_inputs))
+        return median_ms(lambda: run(sample), self.latency_runs), sequence_length_of(sample, inputs)
 
-    def write(self, path, data, overwrite):
+    def write(self, staged, path, data, overwrite):
         """Write the tokenizer file, then the file; a failure takes both back."""
-        tokenizer = self.runner_tokenizer_file
+        tokenizer = staged.tokenizer_file
         if tokenizer is not None:
             tokenizer.write(overwrite)
         try:
@@ -191,21 +215,21 @@ class ExportFormat:
                 tokenizer.undo()
             raise
 
-    def file_facts(self, data, embedding):
+    def file_facts(self, staged, data, embedding):
         """The report's fields the file tells: `embedding_bytes`, `ops`, `outputs`
         (and `quantized_ops`, `constant_bytes` where the format counts them)."""
-        raise self.undefined("file_facts(data, embedding)")
+        raise self.undefined("file_facts(staged, data, embedding)")
 
-    def report(self, path, data, checks):
-        embedding = find_token_embedding(self.model)
+    def report(self, staged, path, data, checks):
+        embedding = find_token_embedding(staged.model)
+        tokenizer = staged.tokenizer_file
         return ExportReport(
             path=str(path), quantization=self.quantization or "float32",
             embedding_mode=self.embedding_mode, file_bytes=len(data),
             dense_embedding_bytes=dense_table_bytes(embedding),
-            inputs=tuple(self.serving_inputs.names), **checks,
-            tokenizer_path=(None if self.runner_tokenizer_file is None
-                            else str(self.runner_tokenizer_file.path)),
-            **self.file_facts(data, embedding))
+            inputs=tuple(staged.serving_inputs.names), **checks,
+            tokenizer_path=None if tokenizer is None else str(tokenizer.path),
+            **self.file_facts(staged, data, embedding))
 
 
 def as_numpy(outputs):

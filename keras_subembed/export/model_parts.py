@@ -7,6 +7,7 @@ import tempfile
 import zipfile
 
 import keras
+import numpy as np
 
 # Registers every class a `.keras` file may name, before `load_model` reads one.
 import keras_subembed.models  # noqa: F401
@@ -154,3 +155,9 @@ def export_metadata(model):
         values[kind.fingerprint_key] = kind.fingerprint(tokenizer)
         values.update(kind.runner_settings(tokenizer))
     return values
+
+
+def weight_shapes(layer):
+    """The shapes of `layer`'s weights of more than one value, in either orientation."""
+    shapes = {tuple(int(d) for d in weight.shape) for weight in layer.weights}
+    return {s for shape in shapes if np.prod(shape) > 1 for s in (shape, shape[::-1])}

@@ -1,4 +1,4 @@
-"""How far a file's outputs (LiteRT, ONNX Runtime, MediaPipe) are from Keras', held to `TOLERANCES`."""
+"""How far a file's outputs (LiteRT, ONNX Runtime, MediaPipe) are from Keras', held to a format's tolerance."""
 
 import statistics
 import time
@@ -6,12 +6,11 @@ import time
 import numpy as np
 
 from keras_subembed.export.errors import ExportVerificationError
-from keras_subembed.quantization.recipes import RECIPE_NAMES
 
-# Allowed max abs error, as a fraction of the largest |Keras output| (at least 1).
-# "int4" is the ONNX file's (MatMulNBits), bounded as the int4 recipes are.
-TOLERANCES = {None: 1e-4, "float16": 1e-2, "dynamic": 0.1, "int8": 0.25, "int4": 0.5,
-              **{name: 0.1 if name.startswith("int8") else 0.5 for name in RECIPE_NAMES}}
+# What a float32 file may err by (a fraction of the largest |Keras output|, at
+# least 1): float arithmetic in another order. Held to the rounded model, no
+# file is asked to come closer than this.
+FLOAT32_TOLERANCE = 1e-4
 # Dynamic range and recipes: the file may err at most this many times the
 # error of the Keras model with its weights rounded as the file stores them.
 # A genuine file errs about 1.3 times that; a wrong table (a noisy copy) 8 times.
@@ -23,8 +22,8 @@ class OutputParity:
 
     `add(got, want, rounded)` takes one call's `{output name: array}` from
     the file, from Keras and (optionally) from Keras with its weights rounded
-    as the file stores them; `check(...)` holds every output to
-    `TOLERANCES[quantization]` times its largest |Keras value| (at least 1),
+    as the file stores them; `check(...)` holds every output to a format's
+    `tolerance` times its largest |Keras value| (at least 1),
     to `ROUNDING_ERROR_FACTOR` times the rounded model's own error when
     given, and to a lowest mean cosine when given. Any NaN or infinity,
     in the file's outputs or in Keras', fails: no error is measured on it.
@@ -63,13 +62,13 @@ class OutputParity:
                 "model's weights for NaN or infinity."
             )
 
-    def check(self, quantization, path, min_cosine=None):
-        """(max abs error, its tolerance, lowest mean cosine), or raise naming the worst output."""
-        tolerances = {name: TOLERANCES[quantization] * max(1.0, self.scales[name])
-                      for name in self.errors}
+    def check(self, path, tolerance, min_cosine=None, named="tolerance"):
+        """(max abs error, its tolerance, lowest mean cosine), or raise naming the
+        worst output and the bound it broke (`named`, e.g. "TFLiteFormat.tolerances['dynamic']")."""
+        tolerances = {name: tolerance * max(1.0, self.scales[name]) for name in self.errors}
         for name, error in self.rounding_errors.items():
             # Held to what the rounded weights can cause, so a file with other weights fails.
-            floor = TOLERANCES[None] * max(1.0, self.scales[name])
+            floor = FLOAT32_TOLERANCE * max(1.0, self.scales[name])
             tolerances[name] = min(tolerances[name], max(ROUNDING_ERROR_FACTOR * error, floor))
         cosines = {name: float(np.mean(values)) for name, values in self.cosines.items()}
         failed = [name for name in self.errors if not (
@@ -80,9 +79,9 @@ class OutputParity:
             floor = "" if min_cosine is None else f", at least {min_cosine}"
             raise ExportVerificationError(
                 f"{self.what}'s output {worst!r} differs from Keras by up to "
-                f"{self.errors[worst]:.3g} (tolerance {tolerances[worst]:.3g} for "
-                f"quantization={quantization!r}; mean cosine {cosines[worst]:.5f}{floor}); "
-                f"{str(path)!r} was not written."
+                f"{self.errors[worst]:.3g} (tolerance {tolerances[worst]:.3g}: {named} = "
+                f"{tolerance:g} of the largest |output|; mean cosine "
+                f"{cosines[worst]:.5f}{floor}); {str(path)!r} was not written."
             )
         largest = max(self.errors, key=self.errors.get)
         return self.errors[largest], tolerances[largest], min(cosines.values())

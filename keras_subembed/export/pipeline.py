@@ -5,8 +5,9 @@ check -> stage -> convert -> verify -> write -> report. A format
 """
 
 from keras_subembed import files
-from keras_subembed.export.export_format import ExportFormat
+from keras_subembed.checks import is_real
 from keras_subembed.export import tensorflow_process
+from keras_subembed.export.export_format import ExportFormat
 from keras_subembed.export.model_parts import check_float_kernels
 from keras_subembed.export.model_parts import load_model
 from keras_subembed.export.model_parts import model_path
@@ -32,11 +33,33 @@ def register_format(name):
                             f"`ExportFormat`. Received: {cls!r}")
         if name in FORMATS:
             raise ValueError(f"The export format {name!r} is registered already.")
+        check_bounds(cls, "tolerances", cls.tolerances,
+                     "the largest abs error, a fraction of the largest |output|")
+        if cls.min_cosines is not None:
+            check_bounds(cls, "min_cosines", cls.min_cosines, "the lowest mean cosine")
         cls.format_name = name
         FORMATS[name] = cls
         return cls
 
     return register
+
+
+def check_bounds(cls, attribute, bounds, what):
+    """`cls.<attribute>` gives each of `cls.quantizations` a number in (0, 1], or a clear error."""
+    label = f"`{cls.__name__}.{attribute}`"
+    if not isinstance(bounds, dict):
+        raise TypeError(f"{label} must be a dict {{quantization: {what}}}. "
+                        f"Received: {attribute}={bounds!r}")
+    missing = [quantization for quantization in cls.quantizations if quantization not in bounds]
+    if missing:
+        raise ValueError(f"{label} must have an entry for each of `quantizations` "
+                         f"{cls.quantizations}; it lacks {missing}. Received: {attribute}={bounds!r}")
+    for quantization, bound in bounds.items():
+        # 0 passes no file (float arithmetic differs in its last bits); beyond 1 checks nothing.
+        if not (is_real(bound) and 0 < bound <= 1):
+            raise ValueError(f"`{cls.__name__}.{attribute}[{quantization!r}]` must be a number "
+                             f"in (0, 1] ({what}). "
+                             f"Received: {attribute}[{quantization!r}]={bound!r}")
 
 
 def export(model, filepath, format="tflite", overwrite=False, **kwargs):
@@ -83,12 +106,13 @@ def export(model, filepath, format="tflite", overwrite=False, **kwargs):
             model, source, exporter.saves_live_model, filepath=str(path), format=format,
             overwrite=overwrite, **kwargs)
     model = check_float_kernels(load_model(model))
-    exporter.check_tokenizer_file(model, path, overwrite, keep=[source] if source else ())
-    exporter.stage(model)
-    data = exporter.convert(files.staging_name(path))
-    checks = exporter.measure(data, path)
+    tokenizer = exporter.check_tokenizer_file(model, path, overwrite,
+                                              keep=[source] if source else ())
+    staged = exporter.stage(model, tokenizer)
+    data = exporter.convert(staged, files.staging_name(path))
+    checks = exporter.measure(staged, data, path)
     # The report reads the file's bytes (a format's `file_facts` may fail): made
     # before the file moves into place, a failure leaves nothing behind.
-    report = exporter.report(path, data, checks)
-    exporter.write(path, data, overwrite)
+    report = exporter.report(staged, path, data, checks)
+    exporter.write(staged, path, data, overwrite)
     return report

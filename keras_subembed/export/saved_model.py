@@ -35,14 +35,14 @@ class SavedModelFormat(ExportFormat):
     def check_target(self, path, overwrite, keep):
         return files.check_folder_target(path, overwrite, keep)
 
-    def convert(self, scratch):
+    def convert(self, staged, scratch):
         return None  # written into its staging folder by `write`
 
-    def write(self, path, data, overwrite):
+    def write(self, staged, path, data, overwrite):
         with files.staged_folder(path, overwrite) as staging:
-            write_saved_model(self.model, staging, self.serving_inputs)
+            write_saved_model(staged.model, staging, staged.serving_inputs)
 
-    def report(self, path, data, checks):
+    def report(self, staged, path, data, checks):
         return path
 
 

@@ -10,7 +10,7 @@ from keras_subembed.checks import check_non_negative_int
 from keras_subembed.checks import check_positive_int
 from keras_subembed.evaluation.runners import onnx_runner
 from keras_subembed.evaluation.runners import tflite_runner
-from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
+from keras_subembed.export.mediapipe.mediapipe_embedder import MediaPipeEmbedder
 from keras_subembed.export.pipeline import export
 from keras_subembed.quantization.recipes import get_recipe
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from keras_subembed.export.cli import main as convert_main
-from keras_subembed.export.mediapipe_sentencepiece import mediapipe_sentencepiece_model
+from keras_subembed.tokenizer_kinds.sentencepiece import mediapipe_sentencepiece_model
 from tests.sentencepiece_utils import HARD_TEXTS
 from tests.sentencepiece_utils import TEXTS
 from tests.sentencepiece_utils import bert_xlm_roberta_embedder
@@ -137,7 +137,7 @@ def test_convert_overwrite_keeps_a_sentencepiece_model_it_did_not_write(exported
 
 
 def test_mediapipe_text_is_the_packages_view_of_what_mediapipe_tokenizes():
-    from keras_subembed.export.mediapipe_sentencepiece import ascii_lowercase
+    from keras_subembed.export.mediapipe.mediapipe_sentencepiece import ascii_lowercase
 
     texts = TEXTS + HARD_TEXTS + ["Hello\x00World", "\x00hidden"]
     assert [sentencepiece_tokenizer.mediapipe_text(t) for t in texts] == [

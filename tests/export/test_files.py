@@ -14,7 +14,7 @@ from keras_subembed.export import export_saved_model
 from keras_subembed.export import export_tflite
 from keras_subembed import files
 from keras_subembed.export import saved_model as saved_model_module
-from keras_subembed.export import tflite as tflite_module
+from keras_subembed.export.litert import conversion
 from keras_subembed.export.cli import main as convert_main
 
 
@@ -101,7 +101,7 @@ def test_truncated_keras_file_is_named_as_such(saved_masked_lm, tmp_path, capsys
 
 def test_target_under_a_file_or_onto_a_folder_fails_before_converting(model, tmp_path,
                                                                       monkeypatch):
-    monkeypatch.setattr(tflite_module, "convert", fail_if_converted)
+    monkeypatch.setattr(conversion, "convert", fail_if_converted)
     (tmp_path / "a_file").write_text("x")
     with pytest.raises(NotADirectoryError, match="a_file' is a file, not a folder"):
         export_tflite(model, tmp_path / "a_file" / "m.tflite")
@@ -115,13 +115,13 @@ def test_target_under_a_file_or_onto_a_folder_fails_before_converting(model, tmp
 
 def test_file_appearing_during_the_export_is_kept(model, tmp_path, monkeypatch):
     target = tmp_path / "m.tflite"
-    real_convert = tflite_module.convert
+    real_convert = conversion.convert
 
     def convert_while_someone_writes(*args, **kwargs):
         target.write_text("written meanwhile")
         return real_convert(*args, **kwargs)
 
-    monkeypatch.setattr(tflite_module, "convert", convert_while_someone_writes)
+    monkeypatch.setattr(conversion, "convert", convert_while_someone_writes)
     with pytest.raises(FileExistsError, match="appeared while exporting; it was kept"):
         export_tflite(model, target)
     assert target.read_text() == "written meanwhile"
@@ -216,7 +216,7 @@ def test_overwrite_refuses_a_tflite_file_or_saved_model_it_did_not_write(model, 
     import tensorflow as tf
 
     foreign = tmp_path / "theirs.tflite"
-    foreign.write_bytes(tflite_module.convert(model))  # a real flatbuffer, not from an export
+    foreign.write_bytes(conversion.convert(model))  # a real flatbuffer, not from an export
     with pytest.raises(FileExistsError, match="theirs.tflite' exists and is not a .tflite file"):
         export_tflite(model, foreign, overwrite=True)
     theirs = tmp_path / "theirs_saved_model"
@@ -245,7 +245,7 @@ def test_killed_tflite_export_leaves_its_scratch_beside_the_target(model, tmp_pa
         pathlib.Path(directory).mkdir()
         os.kill(os.getpid(), signal.SIGKILL)
 
-    monkeypatch.setattr(tflite_module, "write_saved_model", write_then_get_killed)
+    monkeypatch.setattr(conversion, "write_saved_model", write_then_get_killed)
     child = os.fork()
     if child == 0:
         try:
@@ -278,13 +278,13 @@ def test_a_users_file_put_at_the_target_during_an_overwriting_export_is_kept(mod
                                                                           monkeypatch):
     """Issue 32 item 10: with overwrite=True the target was checked only at the start."""
     target = tmp_path / "m.tflite"
-    real_convert = tflite_module.convert
+    real_convert = conversion.convert
 
     def convert_while_the_user_saves(*args, **kwargs):
         target.write_text("the user's file")
         return real_convert(*args, **kwargs)
 
-    monkeypatch.setattr(tflite_module, "convert", convert_while_the_user_saves)
+    monkeypatch.setattr(conversion, "convert", convert_while_the_user_saves)
     with pytest.raises(FileExistsError, match="was replaced while exporting by a file an export "
                        "did not write; it was kept"):
         export_tflite(model, target, overwrite=True)
@@ -308,7 +308,7 @@ def test_every_writer_rechecks_the_target_at_the_replace(tmp_path):
 def test_overwrite_that_is_not_a_bool_is_refused_before_any_work(model, tmp_path, monkeypatch,
                                                                   overwrite):
     """Issue 32 item 12: the string "False" counted as true."""
-    monkeypatch.setattr(tflite_module, "convert", fail_if_converted)
+    monkeypatch.setattr(conversion, "convert", fail_if_converted)
     message = re.escape(f"`overwrite` must be a bool. Received: overwrite={overwrite!r}")
     for export_function in (export_tflite, export_saved_model):
         with pytest.raises(ValueError, match=message):

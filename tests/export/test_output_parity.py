@@ -13,7 +13,7 @@ def parity_of(got, want, rounded=None):
     parity = OutputParity("The .tflite file")
     rounded = {} if rounded is None else {"rounded": {"embedding": np.asarray(rounded)}}
     parity.add({"embedding": np.asarray(got)}, {"embedding": np.asarray(want)}, **rounded)
-    return parity.check(None, "x.tflite")
+    return parity.check("x.tflite", tolerance=1e-4)
 
 
 def test_a_nan_or_infinity_in_any_output_fails_verification():

@@ -12,6 +12,10 @@ from keras_subembed.export import export
 from keras_subembed.models import find_token_embedding
 from keras_subembed.export import register_format
 from keras_subembed.export import pipeline
+from keras_subembed.export.mediapipe.mediapipe_format import MediaPipeFormat
+from keras_subembed.export.onnx.onnx_format import ONNXFormat
+from keras_subembed.export.staged_model import StagedModel
+from keras_subembed.export.tflite.tflite_format import TFLiteFormat
 
 # The pipeline converts in TensorFlow; on JAX it hands a `.keras` file to a
 # TensorFlow process, where a format a test registers does not exist.
@@ -29,9 +33,9 @@ def npz_format():
         def is_ours(self, path):
             return "written_by_test" in np.load(path)
 
-        def convert(self, scratch):
+        def convert(self, staged, scratch):
             buffer = io.BytesIO()
-            table = keras.ops.convert_to_numpy(find_token_embedding(self.model).embeddings)
+            table = keras.ops.convert_to_numpy(find_token_embedding(staged.model).embeddings)
             np.savez(buffer, table=table, written_by_test=True)
             return buffer.getvalue()
 
@@ -39,7 +43,7 @@ def npz_format():
             table = np.load(io.BytesIO(data))["table"]
             return lambda sample: {"outputs": table[sample["token_ids"]]}
 
-        def file_facts(self, data, embedding):
+        def file_facts(self, staged, data, embedding):
             return dict(embedding_bytes=len(data), ops=("GATHER",),
                         outputs=("outputs",))
 
@@ -85,6 +89,83 @@ def test_an_unknown_format_is_named_with_the_registered_ones(model, tmp_path):
         register_format("tflite")(ExportFormat)
 
 
+def test_stage_returns_what_it_made_and_leaves_the_format_as_it_was(model):
+    exporter = pipeline.FORMATS["tflite"](sequence_lengths=[5, 7])
+    arguments = dict(vars(exporter))
+    staged = exporter.stage(model)
+    assert isinstance(staged, StagedModel) and vars(exporter) == arguments
+    assert staged.model is model and staged.converted is model  # no recipe: nothing rounded
+    assert staged.serving_inputs.names == ["token_ids"] and staged.tokenizer_file is None
+    assert [sample["token_ids"].shape[1] for sample in staged.samples] == [5, 7]
+    # Nothing to verify or time: no samples are made.
+    assert pipeline.FORMATS["tflite"](verify=False).stage(model).samples is None
+
+
+def test_every_registered_format_states_its_tolerance_for_each_quantization():
+    assert {"tflite", "mediapipe", "onnx", "saved_model"} <= set(pipeline.FORMATS)
+    for name, cls in pipeline.FORMATS.items():
+        assert set(cls.quantizations) <= set(cls.tolerances), name
+        assert all(0 < cls.tolerances[q] <= 1 for q in cls.quantizations), name
+    # The bounds each format states, with what they have always been.
+    assert TFLiteFormat.tolerances["dynamic"] == 0.1 and ONNXFormat.tolerances["int4"] == 0.5
+    assert MediaPipeFormat.min_cosines[None] == 0.999 and TFLiteFormat.min_cosines is None
+
+
+def test_verification_holds_a_file_to_its_formats_tolerance(tmp_path):
+    """A subclass that tightens the dynamic range bound fails where its parent passes."""
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    vectors = keras.layers.Dense(64, name="head")(keras.layers.Embedding(20, 32)(token_ids))
+    model = keras.Model(token_ids, vectors)
+
+    @register_format("tflite_strict")
+    class StrictTFLiteFormat(TFLiteFormat):
+        tolerances = {**TFLiteFormat.tolerances, "dynamic": 1e-9}
+
+    try:
+        report = export(model, tmp_path / "m.tflite", quantization="dynamic")
+        assert 0 < report.max_abs_error <= report.tolerance
+        # The format's bound, or tighter: 4 times the error of the int8-rounded model.
+        assert report.tolerance <= TFLiteFormat.tolerances["dynamic"]
+        with pytest.raises(ExportVerificationError,
+                           match=r"StrictTFLiteFormat\.tolerances\['dynamic'\] = 1e-09 of the "
+                                 r"largest \|output\|.*'.*strict\.tflite' was not written"):
+            export(model, tmp_path / "strict.tflite", format="tflite_strict",
+                   quantization="dynamic")
+        assert not (tmp_path / "strict.tflite").exists()
+    finally:
+        del pipeline.FORMATS["tflite_strict"]
+
+
+@pytest.mark.parametrize("attributes, error, message", [
+    (dict(tolerances=0.1), TypeError,
+     "`Loose.tolerances` must be a dict {quantization: the largest abs error, a fraction of "
+     "the largest |output|}. Received: tolerances=0.1"),
+    (dict(quantizations=(None, "dynamic"), tolerances={None: 1e-4}), ValueError,
+     "`Loose.tolerances` must have an entry for each of `quantizations` (None, 'dynamic'); "
+     "it lacks ['dynamic']. Received: tolerances={None: 0.0001}"),
+    (dict(tolerances={None: 0}), ValueError,
+     "`Loose.tolerances[None]` must be a number in (0, 1] (the largest abs error, a fraction "
+     "of the largest |output|). Received: tolerances[None]=0"),
+    (dict(tolerances={None: 2.0}), ValueError,
+     "`Loose.tolerances[None]` must be a number in (0, 1] (the largest abs error, a fraction "
+     "of the largest |output|). Received: tolerances[None]=2.0"),
+    (dict(tolerances={None: True}), ValueError,
+     "`Loose.tolerances[None]` must be a number in (0, 1] (the largest abs error, a fraction "
+     "of the largest |output|). Received: tolerances[None]=True"),
+    (dict(min_cosines={None: 1.5}), ValueError,
+     "`Loose.min_cosines[None]` must be a number in (0, 1] (the lowest mean cosine). "
+     "Received: min_cosines[None]=1.5"),
+    (dict(min_cosines=[0.99]), TypeError,
+     "`Loose.min_cosines` must be a dict {quantization: the lowest mean cosine}. "
+     "Received: min_cosines=[0.99]"),
+])
+def test_register_format_checks_the_tolerances_it_registers(attributes, error, message):
+    loose = type("Loose", (ExportFormat,), attributes)
+    with pytest.raises(error) as raised:
+        register_format("npz_loose")(loose)
+    assert str(raised.value) == message
+    assert "npz_loose" not in pipeline.FORMATS
+
 
 def test_register_format_takes_a_name_and_an_export_format_class():
     with pytest.raises(TypeError, match=r"`name` must be a non-empty str.*Received: name=5"):
@@ -112,7 +193,7 @@ def bare_format():
         def is_ours(self, path):
             return False
 
-        def convert(self, scratch):
+        def convert(self, staged, scratch):
             return b"bytes"
 
     yield "npz_bare"
@@ -125,7 +206,7 @@ def test_an_undefined_step_names_the_method_and_the_format(bare_format, model, t
         export(model, tmp_path / "t.npz", format=bare_format)
     # Unverified, the first step it lacks is `file_facts`; the file is not left behind.
     with pytest.raises(NotImplementedError, match=r"'npz_bare' \(BareFormat\) must define "
-                                                  r"`file_facts\(data, embedding\)`"):
+                                                  r"`file_facts\(staged, data, embedding\)`"):
         export(model, tmp_path / "t.npz", format=bare_format, verify=False)
     assert list(tmp_path.iterdir()) == []
 

@@ -11,11 +11,13 @@ from keras_subembed.export import ExportVerificationError
 from keras_subembed.export import export_saved_model
 from keras_subembed.export import export_tflite
 from keras_subembed.models import find_token_embedding
-from keras_subembed.export import tflite as tflite_module
+from keras_subembed.export.litert import conversion
+from keras_subembed.export.tflite.tflite_format import TFLiteFormat
 from keras_subembed.export.model_parts import dense_table_bytes
 from keras_subembed.export.model_parts import with_embedding_mode
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.export.signature import make_sample_inputs
+from keras_subembed.export.staged_model import StagedModel
 from keras_subembed.layers import DeFINEEmbedding
 from keras_subembed.layers import SubEmbedding
 from tests.export.conftest import masked_lm
@@ -82,11 +84,10 @@ def test_list_inputs_and_every_output_are_verified(tmp_path):
     other = two_output_model(output_scale=2.0)
     serving_inputs = ServingInputs.of(other)
     samples = make_sample_inputs(other, serving_inputs, [7])
-    flatbuffer = tflite_module.convert(model)
-    exporter = tflite_module.TFLiteFormat(sample_inputs=samples)
-    exporter.model, exporter.serving_inputs, exporter.samples = other, serving_inputs, samples
+    flatbuffer = conversion.convert(model)
+    staged = StagedModel(other, serving_inputs, samples)
     with pytest.raises(ExportVerificationError, match="output 'outputs_1' differs from Keras"):
-        exporter.verify_file(flatbuffer, "x")
+        TFLiteFormat(sample_inputs=samples).verify_file(staged, flatbuffer, "x")
 
 
 def test_sequential_single_input_model(tmp_path):
@@ -112,7 +113,7 @@ def test_subclassed_model_needs_sample_inputs(tmp_path, monkeypatch):
     ids = np.array([[1, 2, 3], [4, 5, 0]], "int32")
     model({"words": ids})
     with monkeypatch.context() as patch:
-        patch.setattr(tflite_module, "convert", fail_if_converted)
+        patch.setattr(conversion, "convert", fail_if_converted)
         with pytest.raises(ValueError, match="Cannot tell the inputs of Pooler.*sample_inputs"):
             export_tflite(model, tmp_path / "m.tflite")
     report = export_tflite(model, tmp_path / "m.tflite", sample_inputs=[{"words": ids}])
@@ -121,7 +122,7 @@ def test_subclassed_model_needs_sample_inputs(tmp_path, monkeypatch):
 
 def test_inputs_that_cannot_be_made_up_ask_for_sample_inputs_before_converting(
         tmp_path, monkeypatch):
-    monkeypatch.setattr(tflite_module, "convert", fail_if_converted)
+    monkeypatch.setattr(conversion, "convert", fail_if_converted)
     features = keras.Input((5,), name="features")
     model = keras.Model(features, keras.layers.Dense(2)(features))
     with pytest.raises(ValueError, match=re.escape(

@@ -14,15 +14,15 @@ import keras_subembed
 from keras_subembed import files
 from keras_subembed.export import export_onnx
 from keras_subembed.export import export_tflite
-from keras_subembed.export import tflite as tflite_module
+from keras_subembed.export.litert import conversion
 from tests.sentencepiece_utils import TEXTS as SCRIPT_TEXTS
 from tests.sentencepiece_utils import bert_xlm_roberta_embedder
 from tests.sentencepiece_utils import sentencepiece_proto
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from test_mediapipe import uncased_embedder  # noqa: E402
-from test_mediapipe import SUB  # noqa: E402
-from test_mediapipe import VOCABULARY  # noqa: E402
+sys.path.insert(0, str(pathlib.Path(__file__).parent / "mediapipe"))
+from test_mediapipe_format import uncased_embedder  # noqa: E402
+from test_mediapipe_format import SUB  # noqa: E402
+from test_mediapipe_format import VOCABULARY  # noqa: E402
 
 DEVICE = pathlib.Path(__file__).parents[2] / "device"
 pytestmark = pytest.mark.tensorflow_only(reason="export to TFLite / ONNX traces in TensorFlow")
@@ -75,7 +75,7 @@ def test_a_sentencepiece_int4_file_gets_its_spm_and_search_text_runs_verbatim(
     assert not (tmp_path / "student.int4_dynamic.vocab.txt").exists()
     texts = SCRIPT_TEXTS[:8]
     got = search_text_vectors(report.path, texts, tmp_path, sequence_length=24)
-    rounded = tflite_module.recipe_model(multilingual, "int4_dynamic")
+    rounded = conversion.recipe_model(multilingual, "int4_dynamic")
     features = multilingual.preprocessor(keras.ops.convert_to_tensor(texts))
     want = keras.ops.convert_to_numpy(rounded(features))
     cosines = np.sum(got * want, axis=-1) / np.linalg.norm(got, axis=-1) / np.linalg.norm(want, axis=-1)
@@ -95,7 +95,7 @@ def test_an_onnx_file_gets_its_vocabulary_too(wordpiece, tmp_path):
 
 def test_a_tokenizer_file_the_package_did_not_write_is_never_replaced(wordpiece, tmp_path,
                                                                       monkeypatch):
-    monkeypatch.setattr(tflite_module, "convert", pytest.fail)  # refused before any work
+    monkeypatch.setattr(conversion, "convert", pytest.fail)  # refused before any work
     diary = tmp_path / "m.vocab.txt"
     diary.write_text("dear diary\n")
     with pytest.raises(FileExistsError, match="m.vocab.txt' exists; pass overwrite=True"):
@@ -121,13 +121,13 @@ def test_overwrite_replaces_the_tokenizer_file_the_export_recorded(wordpiece, tm
 
 def test_a_failed_export_leaves_no_tokenizer_file_behind(wordpiece, tmp_path, monkeypatch):
     target = tmp_path / "m.tflite"
-    real_convert = tflite_module.convert
+    real_convert = conversion.convert
 
     def convert_while_someone_writes(*args, **kwargs):
         target.write_text("written meanwhile")
         return real_convert(*args, **kwargs)
 
-    monkeypatch.setattr(tflite_module, "convert", convert_while_someone_writes)
+    monkeypatch.setattr(conversion, "convert", convert_while_someone_writes)
     with pytest.raises(FileExistsError, match="appeared while exporting"):
         export_tflite(wordpiece, target, verify=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.tflite"]

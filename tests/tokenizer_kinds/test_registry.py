@@ -207,8 +207,8 @@ def test_a_throw_away_kind_goes_through_tflite_export_and_the_device_runner(
 def test_a_throw_away_kind_goes_through_onnx_export_with_its_runner_file(
         words_kind, device_runner, tmp_path):
     pytest.importorskip("onnxruntime")
-    from keras_subembed.export.onnx import inference_session
-    from keras_subembed.export.onnx import read_onnx_metadata
+    from keras_subembed.export.onnx.onnx_format import inference_session
+    from keras_subembed.export.onnx.onnx_format import read_onnx_metadata
 
     tokenizer = WhitespaceTokenizer(WORDS)
     model = embedder_with(tokenizer)

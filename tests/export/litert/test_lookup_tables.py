@@ -6,13 +6,13 @@ import keras_hub
 import numpy as np
 import pytest
 
-from keras_subembed.export.flatbuffer import constant_bytes
-from keras_subembed.export.flatbuffer import constant_tensors
-from keras_subembed.export.flatbuffer import op_names
-from keras_subembed.export.flatbuffer import quantized_op_count
-from keras_subembed.export.lookup_tables import int8_lookup_tables
-from keras_subembed.export.tflite import convert
-from keras_subembed.export.tflite import interpreter_runner
+from keras_subembed.export.litert.flatbuffer import constant_bytes
+from keras_subembed.export.litert.flatbuffer import constant_tensors
+from keras_subembed.export.litert.flatbuffer import op_names
+from keras_subembed.export.litert.flatbuffer import quantized_op_count
+from keras_subembed.export.litert.lookup_tables import int8_lookup_tables
+from keras_subembed.export.litert.conversion import convert
+from keras_subembed.export.litert.conversion import interpreter_runner
 
 pytestmark = pytest.mark.tensorflow_only(reason="it converts .tflite files")
 

@@ -21,10 +21,6 @@ the model as "paris". `ascii_lowercase` is what MediaPipe does to a text, so a
 caller can embed the same text in Keras (and measure what it costs).
 """
 
-# The renumbering is the SentencePiece kind's MediaPipe file; its name here is
-# the one this module has always offered.
-from keras_subembed.tokenizer_kinds.sentencepiece import mediapipe_sentencepiece_model  # noqa: F401
-
 ASCII_UPPER_TO_LOWER = str.maketrans(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 

@@ -11,9 +11,9 @@ import pytest
 
 import keras_subembed
 from keras_subembed.export import export_onnx
-from keras_subembed.export.output_parity import TOLERANCES
+from keras_subembed.export.onnx.onnx_format import ONNXFormat
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "models"))
+sys.path.insert(0, str(Path(__file__).parents[2] / "models"))
 from test_compressed_text_embedder import SUB  # noqa: E402
 from test_compressed_text_embedder import TEXTS  # noqa: E402
 from test_compressed_text_embedder import make_bert_embedder  # noqa: E402
@@ -99,7 +99,7 @@ def test_the_int4_file_is_the_smallest_and_keeps_the_embedding_integer(small, tm
 def test_int4_verification_refuses_a_file_with_a_noisy_token_table(small, tmp_path, monkeypatch):
     """As for .tflite (issue 20 item 11): int4's fixed bound (half the largest
     |output|) would pass a wrong table; the rounded reference does not."""
-    from keras_subembed.export import onnx as onnx_module
+    from keras_subembed.export.onnx import onnx_format as onnx_module
     from keras_subembed.export.errors import ExportVerificationError
     from keras_subembed.export.model_parts import copy_model
     from keras_subembed.models.token_embedding import find_token_embedding
@@ -117,7 +117,7 @@ def test_int4_verification_refuses_a_file_with_a_noisy_token_table(small, tmp_pa
         export_onnx(small, tmp_path / "noisy.onnx", quantization="int4")
     assert list(tmp_path.iterdir()) == []
     error = float(re.search(r"by up to (\S+) ", str(refused.value)).group(1))
-    assert error < TOLERANCES["int4"]  # what the fixed bound alone would have let through
+    assert error < ONNXFormat.tolerances["int4"]  # what the fixed bound alone would have let through
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -140,7 +140,7 @@ def test_a_sentencepiece_embedder_gives_the_keras_vectors_in_ten_scripts(tmp_pat
     import onnxruntime
 
     from keras_subembed.files import sentencepiece_fingerprint
-    from keras_subembed.export.onnx import read_onnx_metadata
+    from keras_subembed.export.onnx.onnx_format import read_onnx_metadata
     from tests.sentencepiece_utils import TEXTS as SCRIPT_TEXTS
     from tests.sentencepiece_utils import bert_xlm_roberta_embedder
     from tests.sentencepiece_utils import sentencepiece_proto

@@ -7,8 +7,8 @@ import numpy as np
 
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import is_real
-from keras_subembed.export.mediapipe import check_embedder
-from keras_subembed.export.mediapipe_sentencepiece import ascii_lowercase
+from keras_subembed.export.mediapipe.mediapipe_format import check_embedder
+from keras_subembed.export.mediapipe.mediapipe_sentencepiece import ascii_lowercase
 from keras_subembed.export.model_parts import max_sequence_length
 from keras_subembed.tokenizer_kinds import find_tokenizer_kind
 from keras_subembed.tokenizer_kinds.registry import mediapipe_kinds

@@ -13,9 +13,13 @@ import re
 import warnings
 
 from keras_subembed.export.errors import ExportVerificationError
+from keras_subembed.quantization.recipes import RECIPE_NAMES
 from keras_subembed.quantization.recipes import get_recipe
 
 EXTRA = "quantize"
+# A recipe's file's tolerance in both `.tflite` formats (see `ExportFormat.tolerances`):
+# int8 kernels err as dynamic range does, int4 ones up to half the largest |output|.
+RECIPE_TOLERANCES = {name: 0.1 if name.startswith("int8") else 0.5 for name in RECIPE_NAMES}
 # TensorType codes of the LiteRT schema for the integer weight types we write.
 WEIGHT_BITS = {9: 8, 17: 4}  # INT8, INT4
 

@@ -5,20 +5,21 @@ import pathlib
 
 import keras
 
+from keras_subembed import files
 from keras_subembed.export.export_format import ExportFormat
-from keras_subembed.export.flatbuffer import weight_shapes
-from keras_subembed.tflite_metadata import METADATA_NAME
-from keras_subembed.tflite_metadata import WRITTEN_BY
 from keras_subembed.export.model_parts import export_metadata
-from keras_subembed.export.onnx_quantization import constant_bytes
-from keras_subembed.export.onnx_quantization import folded_constants
-from keras_subembed.export.onnx_quantization import int4_rounded
-from keras_subembed.export.onnx_quantization import quantize
-from keras_subembed.export.onnx_quantization import quantized_op_count
+from keras_subembed.export.model_parts import weight_shapes
+from keras_subembed.export.onnx.onnx_quantization import constant_bytes
+from keras_subembed.export.onnx.onnx_quantization import folded_constants
+from keras_subembed.export.onnx.onnx_quantization import int4_rounded
+from keras_subembed.export.onnx.onnx_quantization import quantize
+from keras_subembed.export.onnx.onnx_quantization import quantized_op_count
+from keras_subembed.export.output_parity import FLOAT32_TOLERANCE
 from keras_subembed.export.pipeline import export
 from keras_subembed.export.pipeline import register_format
 from keras_subembed.export.signature import serving_function
-from keras_subembed.export.tflite import scratch_folder
+from keras_subembed.tflite_metadata import METADATA_NAME
+from keras_subembed.tflite_metadata import WRITTEN_BY
 
 ONNX_HELP = ('ONNX export needs `tf2onnx`, `onnx`, `onnxruntime` and, for int4, `onnx-ir` '
              '(python -m pip install tf2onnx onnx onnxruntime onnx-ir; or this package\'s '
@@ -35,6 +36,9 @@ class ONNXFormat(ExportFormat):
     # file browsers and ORT Mobile run; "int4": ONNX Runtime's MatMulNBits
     # (int4 weights in blocks of 32 inputs), about the size of the int4 .tflite.
     quantizations = (None, "dynamic", "int4")
+    # "int4" is bounded as the `.tflite` int4 recipes are, and also held to
+    # Keras with ONNX Runtime's own int4 rounding (`rounded_model`).
+    tolerances = {None: FLOAT32_TOLERANCE, "dynamic": 0.1, "int4": 0.5}
 
     def __init__(self, quantization=None, **kwargs):
         super().__init__(quantization=quantization, **kwargs)
@@ -46,24 +50,24 @@ class ONNXFormat(ExportFormat):
     def file_metadata(self, path):
         return read_onnx_metadata(pathlib.Path(path).read_bytes())
 
-    def convert(self, scratch):
-        with scratch_folder(scratch) as folder:
-            data = convert(self.model, self.serving_inputs, self.quantization,
+    def convert(self, staged, scratch):
+        with files.scratch_folder(scratch) as folder:
+            data = convert(staged.model, staged.serving_inputs, self.quantization,
                            pathlib.Path(folder))
-        return with_onnx_metadata(data, export_metadata(self.model))
+        return with_onnx_metadata(data, export_metadata(staged.model))
 
     def run(self, data, num_threads=None):
         session = inference_session(data, num_threads)
         names = [output.name for output in session.get_outputs()]
         return lambda sample: dict(zip(names, session.run(names, sample)))
 
-    def rounded_model(self):
+    def rounded_model(self, staged):
         # The int4 file is held to Keras with its kernels rounded by ONNX
         # Runtime's own int4 rounding: a file whose weights are not the
         # model's (a wrong kernel, a wrong table) errs far more than that.
-        return int4_rounded(self.model) if self.quantization == "int4" else None
+        return int4_rounded(staged.model) if self.quantization == "int4" else None
 
-    def file_facts(self, data, embedding):
+    def file_facts(self, staged, data, embedding):
         import onnx
 
         proto = onnx.load_from_string(data)
@@ -99,7 +103,7 @@ def export_onnx(model, path, **kwargs):
             builds). Either quantizes every MatMul weight of 1024 values or
             more (a float one left raises `ExportVerificationError`); the
             token embedding's integer arrays stay as they are. Tolerances
-            (`TOLERANCES`, a fraction of the largest |output|): `"dynamic"`
+            (`ONNXFormat.tolerances`, a fraction of the largest |output|): `"dynamic"`
             0.1; `"int4"` 0.5 and at most 4 times the error of Keras with
             its kernels rounded by ONNX Runtime's own int4 rounding.
         overwrite: replace an existing `.onnx` file this package wrote (and

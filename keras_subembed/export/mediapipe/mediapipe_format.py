@@ -1,5 +1,6 @@
 """A sentence embedder -> a `.tflite` file that MediaPipe Tasks' `TextEmbedder` runs from raw text."""
 
+import dataclasses
 import os
 import tempfile
 import warnings
@@ -13,27 +14,30 @@ from keras_subembed.checks import check_choice
 from keras_subembed.checks import is_integer
 from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.export_format import ExportFormat
-from keras_subembed.export.flatbuffer import constant_bytes
-from keras_subembed.export.flatbuffer import embedding_constant_bytes
-from keras_subembed.export.flatbuffer import op_names
-from keras_subembed.export.flatbuffer import quantized_op_count
-from keras_subembed.tflite_metadata import read_model
-from keras_subembed.tflite_metadata import with_buffers_inline
-from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
-from keras_subembed.export.mediapipe_metadata import import_mediapipe
-from keras_subembed.export.mediapipe_metadata import metadata_writer
-from keras_subembed.export.mediapipe_sentencepiece import ascii_lowercase
+from keras_subembed.export.litert.conversion import litert_file
+from keras_subembed.export.litert.conversion import recipe_model
+from keras_subembed.export.litert.conversion import recipe_of
+from keras_subembed.export.litert.flatbuffer import constant_bytes
+from keras_subembed.export.litert.flatbuffer import embedding_constant_bytes
+from keras_subembed.export.litert.flatbuffer import op_names
+from keras_subembed.export.litert.flatbuffer import quantized_op_count
+from keras_subembed.export.litert.quantizer_recipes import RECIPE_TOLERANCES
+from keras_subembed.export.mediapipe.mediapipe_embedder import MediaPipeEmbedder
+from keras_subembed.export.mediapipe.mediapipe_metadata import import_mediapipe
+from keras_subembed.export.mediapipe.mediapipe_metadata import metadata_writer
+from keras_subembed.export.mediapipe.mediapipe_sentencepiece import ascii_lowercase
+from keras_subembed.export.mediapipe.mediapipe_staged_model import MediaPipeStagedModel
 from keras_subembed.export.model_parts import export_metadata
 from keras_subembed.export.model_parts import max_sequence_length
+from keras_subembed.export.output_parity import FLOAT32_TOLERANCE
 from keras_subembed.export.output_parity import OutputParity
 from keras_subembed.export.output_parity import median_ms
 from keras_subembed.export.pipeline import export
 from keras_subembed.export.pipeline import register_format
 from keras_subembed.export.signature import ServingInputs
-from keras_subembed.export.tflite import litert_file
-from keras_subembed.export.tflite import recipe_model
-from keras_subembed.export.tflite import recipe_of
 from keras_subembed.quantization.recipes import RECIPE_NAMES
+from keras_subembed.tflite_metadata import read_model
+from keras_subembed.tflite_metadata import with_buffers_inline
 from keras_subembed.tokenizer_kinds import find_tokenizer_kind
 from keras_subembed.tokenizer_kinds import tokenizer_kind_of
 from keras_subembed.tokenizer_kinds.registry import mediapipe_kinds
@@ -43,15 +47,6 @@ from keras_subembed.tokenizer_kinds.registry import registered_kinds
 # names and feeds them at the length the file fixes, batch 1.
 MEDIAPIPE_INPUTS = ("ids", "mask", "segment_ids")
 NORMALIZATION_CHECKS = ("warn", "raise")
-# The lowest mean cosine of MediaPipe's vectors to Keras' an export accepts:
-# to the float model for the converter's quantizations; for a recipe, to the
-# model computing with the kernels the file stores (`round_weights`), as the
-# rest of the file (int8 activations and lookup tables) is all that differs.
-# int4_dynamic measured: 0.99999 on the tests' tiny BERTs, 0.99974 on
-# multilingual-e5-small's split student (40 sentences in 10 scripts, 136
-# tokens; benchmarks/bench_mediapipe_int4.py).
-MIN_COSINE = {None: 0.999, "dynamic": 0.99, "float16": 0.999,
-              **{name: 0.99 for name in RECIPE_NAMES}}
 # Ops reading resource variables: MediaPipe's interpreter refuses such files.
 VARIABLE_OPS = ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE")
 # Verification text made of the vocabulary's own whole words (no accents, no
@@ -74,6 +69,16 @@ class MediaPipeFormat(ExportFormat):
 
     description = "a .tflite file"
     quantizations = (None, "dynamic", "float16") + RECIPE_NAMES
+    tolerances = {None: FLOAT32_TOLERANCE, "float16": 1e-2, "dynamic": 0.1, **RECIPE_TOLERANCES}
+    # The lowest mean cosine of MediaPipe's vectors to Keras': to the float
+    # model for the converter's quantizations; for a recipe, to the model
+    # computing with the kernels the file stores (`round_weights`), as the
+    # rest of the file (int8 activations and lookup tables) is all that
+    # differs. int4_dynamic measured: 0.99999 on the tests' tiny BERTs,
+    # 0.99974 on multilingual-e5-small's split student (40 sentences in 10
+    # scripts, 136 tokens; benchmarks/bench_mediapipe_int4.py).
+    min_cosines = {None: 0.999, "dynamic": 0.99, "float16": 0.999,
+                   **{name: 0.99 for name in RECIPE_NAMES}}
 
     def __init__(self, quantization=None, sequence_length=None, check_normalization="warn",
                  verify=True, texts=None, latency_runs=0):
@@ -94,27 +99,27 @@ class MediaPipeFormat(ExportFormat):
 
     is_ours = staticmethod(files.is_tflite_file)
 
-    def stage(self, embedder):
-        self.model = embedder
-        self.tokenizer = check_embedder(embedder)
+    def stage(self, embedder, tokenizer_file=None):
+        tokenizer = check_embedder(embedder)
         # Before any work: the file MediaPipe reads is checked as it is made.
-        self.tokenizer_file = tokenizer_file(self.tokenizer)
-        length = self.sequence_length
-        self.sequence_length = check_length(
-            embedder.preprocessor.sequence_length if length is None else length,
-            max_sequence_length(embedder))
-        check_tokenizer_normalization(self.tokenizer, self.check_normalization)
-        self.serving_inputs = MediaPipeInputs("dict", tuple(
-            (name, "int32", (1, self.sequence_length)) for name in MEDIAPIPE_INPUTS))
-        if self.texts is None:
-            self.texts = vocabulary_sentences(self.tokenizer)
-        self.converted = recipe_model(embedder, self.recipe)
+        mediapipe_tokenizer = mediapipe_tokenizer_file(tokenizer)
+        length = check_length(
+            embedder.preprocessor.sequence_length if self.sequence_length is None
+            else self.sequence_length, max_sequence_length(embedder))
+        check_tokenizer_normalization(tokenizer, self.check_normalization)
+        return MediaPipeStagedModel(
+            model=embedder,
+            serving_inputs=MediaPipeInputs("dict", tuple(
+                (name, "int32", (1, length)) for name in MEDIAPIPE_INPUTS)),
+            samples=vocabulary_sentences(tokenizer) if self.texts is None else self.texts,
+            converted=recipe_model(embedder, self.recipe),
+            sequence_length=length, mediapipe_tokenizer=mediapipe_tokenizer)
 
-    def convert(self, scratch):
+    def convert(self, staged, scratch):
         flatbuffer = litert_file(
-            self.converted, self.serving_inputs, self.quantization, self.recipe,
-            dict(export_metadata(self.model), runtime="mediapipe",
-                 sequence_length=self.sequence_length), scratch=scratch)
+            staged.converted, staged.serving_inputs, self.quantization, self.recipe,
+            dict(export_metadata(staged.model), runtime="mediapipe",
+                 sequence_length=staged.sequence_length), scratch=scratch)
         ops = set(op_names(flatbuffer)) & set(VARIABLE_OPS)
         if ops:
             raise UnsupportedOpError(
@@ -127,50 +132,52 @@ class MediaPipeFormat(ExportFormat):
         # flatbuffer itself: the quantizer's buffers by offset come inside first.
         if self.recipe:
             flatbuffer = with_buffers_inline(flatbuffer)
-        return with_mediapipe_metadata(flatbuffer, self.tokenizer_file, self.model.name)
+        return with_mediapipe_metadata(flatbuffer, staged.mediapipe_tokenizer, staged.model.name)
 
-    def rounded_model(self):
-        return self.converted if self.recipe else None  # rounded by `stage`
+    def rounded_model(self, staged):
+        return staged.converted if self.recipe else None  # rounded by `stage`
 
-    def measure(self, data, path):
+    def measure(self, staged, data, path):
         if not (self.verify or self.latency_runs):
-            return super().measure(data, path)
-        with MediaPipeEmbedder(data) as self.task:
-            return super().measure(data, path)
+            return super().measure(staged, data, path)
+        with MediaPipeEmbedder(data) as embedder:
+            return super().measure(dataclasses.replace(staged, embedder=embedder), data, path)
 
-    def verify_file(self, data, path):
-        """MediaPipe's vectors of `texts` against the embedder's own, tokenized by each."""
-        what = f"MediaPipe's TextEmbedder (on {len(self.texts)} texts)"
+    def verify_file(self, staged, data, path):
+        """MediaPipe's vectors of the texts against the embedder's own, tokenized by each."""
+        texts = staged.samples
+        what = f"MediaPipe's TextEmbedder (on {len(texts)} texts)"
         # MediaPipe lowercases A-Z; a WordPiece model here lowercases anyway.
-        seen = [ascii_lowercase(text) for text in self.texts]
-        got = {"embedding": np.stack([self.task.embed(text) for text in self.texts])}
-        stored_kernels = self.rounded_model()
-        models = [self.model] + ([stored_kernels] if stored_kernels is not None else [])
+        seen = [ascii_lowercase(text) for text in texts]
+        got = {"embedding": np.stack([staged.embedder.embed(text) for text in texts])}
+        stored_kernels = self.rounded_model(staged)
+        models = [staged.model] + ([stored_kernels] if stored_kernels is not None else [])
         want, *rounded = ({"embedding": vectors}
-                          for vectors in keras_vectors(models, seen, self.sequence_length))
+                          for vectors in keras_vectors(models, seen, staged.sequence_length))
         parity = OutputParity(what)
         parity.add(got, want, *rounded)
         # A recipe's int4 kernels move the vectors from the float model's by an
         # amount that depends on the model; from the rounded model's, only by
         # the file's int8 activations and tables: the floor is held there.
-        checks = parity.check(self.quantization, path,
-                              None if rounded else MIN_COSINE[self.quantization])
+        bounds = self.verification_bounds()
+        checks = parity.check(path, **(dict(bounds, min_cosine=None) if rounded else bounds))
         if rounded:
             stored = OutputParity(f"{what}, against Keras with the file's rounded kernels,")
             stored.add(got, rounded[0])
-            stored.check(self.quantization, path, MIN_COSINE[self.quantization])
-        return (*checks, (self.sequence_length,))
+            stored.check(path, **bounds)
+        return (*checks, (staged.sequence_length,))
 
-    def time_file(self, data):
+    def time_file(self, staged, data):
         """(median ms, length) of MediaPipe's `embed` of the longest text, tokenization included."""
-        longest = max(self.texts, key=len)
-        return median_ms(lambda: self.task.embed(longest), self.latency_runs), self.sequence_length
+        longest = max(staged.samples, key=len)
+        return (median_ms(lambda: staged.embedder.embed(longest), self.latency_runs),
+                staged.sequence_length)
 
-    def file_facts(self, data, embedding):
+    def file_facts(self, staged, data, embedding):
         return dict(embedding_bytes=embedding_constant_bytes(data, embedding),
                     ops=op_names(data), outputs=("embedding",),
                     quantized_ops=quantized_op_count(data), constant_bytes=constant_bytes(data),
-                    sequence_length=self.sequence_length)
+                    sequence_length=staged.sequence_length)
 
 
 def export_mediapipe(model, path, **kwargs):
@@ -221,7 +228,7 @@ def export_mediapipe(model, path, **kwargs):
             the same conversion, so the file is the int4 `.tflite` file plus
             the tokenizer). A recipe's file is verified against Keras
             computing with the kernels the file stores (`round_weights`),
-            at least `MIN_COSINE[recipe]` (0.99; `int4_dynamic` measured
+            at least `MediaPipeFormat.min_cosines[recipe]` (0.99; `int4_dynamic` measured
             0.9997 on multilingual-e5-small's student, whose file is 35.9 MB:
             the 30.6 MB int4 `.tflite` file and the 5.4 MB SentencePiece
             model); the report's `cosine_to_float` says what the rounding
@@ -236,8 +243,8 @@ def export_mediapipe(model, path, **kwargs):
             strips accents, a SentencePiece model that keeps ASCII case).
         verify: load the file in `mediapipe.tasks.python.text.TextEmbedder`,
             embed `texts` and compare with the embedder's own vectors: a mean
-            cosine below `MIN_COSINE[quantization]`, an error beyond
-            `TOLERANCES[quantization]` or a NaN raises
+            cosine below `MediaPipeFormat.min_cosines[quantization]`, an error
+            beyond `MediaPipeFormat.tolerances[quantization]` or a NaN raises
             `ExportVerificationError` and writes nothing.
         texts: strings to verify on; defaults to sentences of the
             vocabulary's whole words.
@@ -329,7 +336,7 @@ def signature_input_tensors(flatbuffer):
     return names
 
 
-def tokenizer_file(tokenizer):
+def mediapipe_tokenizer_file(tokenizer):
     """(writer, file name, bytes) MediaPipe tokenizes with: the class of its
     metadata writers for the tokenizer's kind and the file it carries (a
     WordPiece vocabulary, or the SentencePiece model renumbered to the model's ids)."""
@@ -341,16 +348,16 @@ def tokenizer_file(tokenizer):
     return (kind.mediapipe_writer, *kind.mediapipe_file(tokenizer))
 
 
-def with_mediapipe_metadata(flatbuffer, tokenizer_file, name):
+def with_mediapipe_metadata(flatbuffer, mediapipe_tokenizer, name):
     """`flatbuffer` with MediaPipe Tasks metadata by MediaPipe's own writer.
 
-    `tokenizer_file` is `(writer, name, bytes)` (see `tokenizer_file`): the
+    `mediapipe_tokenizer` is `(writer, name, bytes)` (see `mediapipe_tokenizer_file`): the
     class of MediaPipe's metadata writers that carries the file, e.g.
     `"BertTokenizer"` for a `vocab.txt`.
     """
     writer_module = metadata_writer()
     tensors = signature_input_tensors(flatbuffer)
-    writer_name, file_name, data = tokenizer_file
+    writer_name, file_name, data = mediapipe_tokenizer
     with tempfile.TemporaryDirectory() as tmp:
         file_path = os.path.join(tmp, file_name)
         with open(file_path, "wb") as file:

@@ -3,11 +3,11 @@
 import keras_hub
 import numpy as np
 
-from keras_subembed.export.mediapipe import MEDIAPIPE_INPUTS
-from keras_subembed.export.mediapipe import check_length
-from keras_subembed.export.mediapipe import tokenizer_file
-from keras_subembed.export.mediapipe import with_mediapipe_metadata
-from keras_subembed.export.mediapipe_embedder import MediaPipeEmbedder
+from keras_subembed.export.mediapipe.mediapipe_embedder import MediaPipeEmbedder
+from keras_subembed.export.mediapipe.mediapipe_format import MEDIAPIPE_INPUTS
+from keras_subembed.export.mediapipe.mediapipe_format import check_length
+from keras_subembed.export.mediapipe.mediapipe_format import mediapipe_tokenizer_file
+from keras_subembed.export.mediapipe.mediapipe_format import with_mediapipe_metadata
 
 
 def mediapipe_token_ids(tokenizer, texts, sequence_length=128):
@@ -53,7 +53,7 @@ def mediapipe_token_ids(tokenizer, texts, sequence_length=128):
     if isinstance(tokenizer, (list, tuple)):  # a WordPiece vocabulary
         tokenizer = keras_hub.tokenizers.WordPieceTokenizer(vocabulary=list(tokenizer))
     flatbuffer = with_mediapipe_metadata(
-        converter.convert(), tokenizer_file(tokenizer), "token_ids_probe")
+        converter.convert(), mediapipe_tokenizer_file(tokenizer), "token_ids_probe")
     ids = []
     with MediaPipeEmbedder(flatbuffer) as task:
         for text in texts:

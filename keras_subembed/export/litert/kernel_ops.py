@@ -15,7 +15,7 @@ import keras
 import numpy as np
 
 from keras_subembed.export.errors import ExportVerificationError
-from keras_subembed.export.quantizer_recipes import import_ai_edge_quantizer
+from keras_subembed.export.litert.quantizer_recipes import import_ai_edge_quantizer
 from keras_subembed.quantization.fake_quantization import quantized_layers
 from keras_subembed.tflite_metadata import read_model
 

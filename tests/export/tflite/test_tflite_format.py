@@ -13,8 +13,9 @@ from keras_subembed.export import ExportVerificationError
 from keras_subembed.export import UnsupportedOpError
 from keras_subembed.export import export_saved_model
 from keras_subembed.export import export_tflite
-from keras_subembed.export import tflite as tflite_module
 from keras_subembed.export.cli import main as convert_main
+from keras_subembed.export.litert import conversion
+from keras_subembed.export.tflite.tflite_format import TFLiteFormat
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.export.signature import make_sample_inputs
 from keras_subembed.models import CompressedRobertaBackbone
@@ -22,7 +23,7 @@ from keras_subembed.models import CompressedRobertaMaskedLM
 from tests.export.conftest import VOCABULARY
 from tests.export.conftest import masked_lm as build_masked_lm
 
-ROOT = pathlib.Path(__file__).parents[2]
+ROOT = pathlib.Path(__file__).parents[3]
 VOCAB = 30_522
 WIDTH = 32
 KINDS = {
@@ -97,7 +98,7 @@ def test_dynamic_range_quantization_is_smaller_and_within_its_bound(models, tmp_
 
 
 def test_failed_verification_writes_nothing(models, tmp_path, monkeypatch):
-    monkeypatch.setitem(tflite_module.TOLERANCES, "dynamic", 0.0)
+    monkeypatch.setitem(TFLiteFormat.tolerances, "dynamic", 1e-9)
     with pytest.raises(ExportVerificationError, match="'outputs' differs from Keras by up to"):
         export_tflite(models["sub"], tmp_path / "d.tflite", quantization="dynamic")
     assert list(tmp_path.iterdir()) == []
@@ -119,8 +120,8 @@ def test_dynamic_range_verification_refuses_a_file_with_a_noisy_token_table(kind
         value = keras.ops.convert_to_numpy(weight)
         if value.dtype.kind == "f":
             weight.assign(value + 0.05 * value.std() * rng.standard_normal(value.shape))
-    real_convert = tflite_module.convert
-    monkeypatch.setattr(tflite_module, "convert",
+    real_convert = conversion.convert
+    monkeypatch.setattr(conversion, "convert",
                         lambda _, *args, **kwargs: real_convert(noisy, *args, **kwargs))
     with pytest.raises(ExportVerificationError, match="differs from Keras by up to"):
         export_tflite(model, tmp_path / "noisy.tflite", quantization="dynamic")

@@ -10,8 +10,8 @@ import pytest
 
 import keras_subembed
 from keras_subembed.export import export_mediapipe
-from keras_subembed.export.mediapipe_sentencepiece import ascii_lowercase
-from keras_subembed.export.mediapipe_sentencepiece import mediapipe_sentencepiece_model
+from keras_subembed.export.mediapipe.mediapipe_sentencepiece import ascii_lowercase
+from keras_subembed.tokenizer_kinds.sentencepiece import mediapipe_sentencepiece_model
 from tests.sentencepiece_utils import HARD_TEXTS
 from tests.sentencepiece_utils import SCRIPT_TEXTS
 from tests.sentencepiece_utils import TEXTS
@@ -20,7 +20,7 @@ from tests.sentencepiece_utils import sentencepiece_proto
 from tests.sentencepiece_utils import xlm_roberta_tokenizer
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_mediapipe import mediapipe_vectors  # noqa: E402
+from test_mediapipe_format import mediapipe_vectors  # noqa: E402
 
 pytest.importorskip("mediapipe", reason="no `mediapipe` wheel for this platform")
 tensorflow_only = pytest.mark.tensorflow_only(reason="it traces the model in TensorFlow")
@@ -63,7 +63,7 @@ def test_a_model_that_is_not_xlm_roberta_is_refused(proto, match):
 @tensorflow_only
 def test_mediapipe_feeds_the_keras_ids_of_the_ascii_lowercased_text_in_every_script():
     """A probe file whose output is its `ids` input, run in MediaPipe's TextEmbedder."""
-    from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
+    from keras_subembed.export.mediapipe.mediapipe_token_ids import mediapipe_token_ids
 
     tokenizer = xlm_roberta_tokenizer()
     texts = TEXTS + [t for t in HARD_TEXTS if t.strip()]
@@ -124,7 +124,7 @@ def test_ascii_lowercase_ends_the_text_at_nul_as_mediapipe_does():
 
 @tensorflow_only
 def test_mediapipe_feeds_the_ids_of_the_text_before_its_first_nul():
-    from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
+    from keras_subembed.export.mediapipe.mediapipe_token_ids import mediapipe_token_ids
 
     tokenizer = xlm_roberta_tokenizer()
     got = mediapipe_token_ids(tokenizer, NUL_TEXTS, sequence_length=64)
@@ -133,7 +133,7 @@ def test_mediapipe_feeds_the_ids_of_the_text_before_its_first_nul():
 
 @tensorflow_only
 def test_an_int4_file_keeps_its_sentencepiece_model_and_the_rounded_models_vectors(small, tmp_path):
-    from keras_subembed.export.mediapipe import MIN_COSINE
+    from keras_subembed.export.mediapipe.mediapipe_format import MediaPipeFormat
     from keras_subembed.export.output_parity import row_cosines
     from test_mediapipe import rounded_vectors
 
@@ -144,7 +144,7 @@ def test_an_int4_file_keeps_its_sentencepiece_model_and_the_rounded_models_vecto
     assert zipfile.ZipFile(path).namelist() == ["sentencepiece.model"]  # added after quantizing
     got = mediapipe_vectors(path, TEXTS)
     want = rounded_vectors(small, "int4_dynamic", [ascii_lowercase(t) for t in TEXTS], 24)
-    assert row_cosines(got, want).mean() > MIN_COSINE["int4_dynamic"]
+    assert row_cosines(got, want).mean() > MediaPipeFormat.min_cosines["int4_dynamic"]
 
 
 def test_the_fixed_length_counts_the_pieces_of_the_ascii_lowercased_text():

@@ -3,8 +3,7 @@
 
 import re
 
-import numpy as np
-
+from keras_subembed.export.model_parts import weight_shapes
 from keras_subembed.tflite_metadata import read_model
 from keras_subembed.tflite_metadata import tflite_schema
 
@@ -109,9 +108,3 @@ def embedding_constant_bytes(flatbuffer, embedding_layer):
         if owned.search(name) or ("/" not in name and shape in shapes):
             total += size
     return total
-
-
-def weight_shapes(layer):
-    """The shapes of `layer`'s weights of more than one value, in either orientation."""
-    shapes = {tuple(int(d) for d in weight.shape) for weight in layer.weights}
-    return {s for shape in shapes if np.prod(shape) > 1 for s in (shape, shape[::-1])}

@@ -10,11 +10,11 @@ import pytest
 
 from keras_subembed.export import ExportVerificationError
 from keras_subembed.export import export_tflite
-from keras_subembed.export import quantizer_recipes
+from keras_subembed.export.litert import quantizer_recipes
 from keras_subembed.quantization.recipes import RECIPE_NAMES
-from keras_subembed.export.flatbuffer import constant_tensors
+from keras_subembed.export.litert.flatbuffer import constant_tensors
 from keras_subembed.tflite_metadata import read_metadata
-from keras_subembed.export.quantizer_recipes import weight_bits
+from keras_subembed.export.litert.quantizer_recipes import weight_bits
 from keras_subembed.layers import SubEmbedding
 from keras_subembed.models import compress_backbone
 from keras_subembed.quantization.recipes import RECIPES
@@ -97,7 +97,7 @@ def test_a_file_with_coarser_weights_than_its_recipe_fails_verification(encoder,
     real = quantizer_recipes.quantize_flatbuffer
     # An int8 recipe whose quantizer wrote int4 weights: the file errs far more
     # than int8 rounding explains.
-    monkeypatch.setattr("keras_subembed.export.tflite.quantize_flatbuffer",
+    monkeypatch.setattr("keras_subembed.export.litert.conversion.quantize_flatbuffer",
                         lambda flatbuffer, recipe, ops: real(flatbuffer, "int4_dynamic"))
     path = tmp_path / "wrong.tflite"
     with pytest.raises(ExportVerificationError, match=r"quantization='int8_weight_only'.*was not written"):
@@ -126,7 +126,7 @@ def test_an_unknown_recipe_is_named_with_the_valid_ones(encoder, tmp_path):
 
 def test_a_missing_ai_edge_quantizer_names_the_extra_before_converting(encoder, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ai_edge_quantizer", None)  # `import` raises ImportError
-    monkeypatch.setattr("keras_subembed.export.tflite.convert",
+    monkeypatch.setattr("keras_subembed.export.litert.conversion.convert",
                         lambda *args, **kwargs: pytest.fail("converted before checking"))
     with pytest.raises(ImportError, match=r"quantization='int4_dynamic' needs the "
                        r"`ai-edge-quantizer` package: install it with "
@@ -169,7 +169,7 @@ def test_a_users_own_dense_layers_are_quantized_and_the_report_says_so(recipe, t
 
 
 def test_a_model_with_nothing_a_recipe_quantizes_is_refused_before_converting(tmp_path, monkeypatch):
-    monkeypatch.setattr("keras_subembed.export.tflite.convert",
+    monkeypatch.setattr("keras_subembed.export.litert.conversion.convert",
                         lambda *args, **kwargs: pytest.fail("converted before checking"))
     with pytest.raises(ValueError, match=r"quantization='int4_dynamic' stores the kernels of "
                        r"Dense and EinsumDense layers .* has none outside its token embedding"):
@@ -214,7 +214,7 @@ def test_a_kernel_the_converter_merges_with_batch_normalization_is_quantized(tmp
 
 def test_a_kernel_matching_no_op_fails_the_export(tmp_path, monkeypatch):
     """The guarantee behind item 3: a kernel the file would keep float fails, named."""
-    from keras_subembed.export import kernel_ops
+    from keras_subembed.export.litert import kernel_ops
 
     monkeypatch.setattr(kernel_ops, "_same_up_to_column_scales", lambda *args: False)
     real = kernel_ops._same_up_to_scale
@@ -232,12 +232,12 @@ def test_a_model_inside_a_fake_quantized_block_is_refused(tmp_path, monkeypatch)
     """Issue 32 item 4: a float file exported inside the block held the rounded
     kernels under the label float32."""
     from keras_subembed.export import export_saved_model
-    from keras_subembed.export import tflite as tflite_module
+    from keras_subembed.export.litert import conversion
 
     token_ids = keras.Input((None,), dtype="int32", name="token_ids")
     vectors = keras.layers.Dense(8, name="head")(keras.layers.Embedding(20, 8)(token_ids))
     model = keras.Model(token_ids, vectors)
-    monkeypatch.setattr(tflite_module, "convert",
+    monkeypatch.setattr(conversion, "convert",
                         lambda *args, **kwargs: pytest.fail("converted a rounded model"))
     with fake_quantized(model, "int4_dynamic"):
         for export_function in (export_tflite, export_saved_model):

@@ -12,7 +12,7 @@ import pytest
 import keras_subembed
 from keras_subembed.export import export_mediapipe
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "models"))
+sys.path.insert(0, str(Path(__file__).parents[2] / "models"))
 from test_compressed_text_embedder import SIZES  # noqa: E402
 from test_compressed_text_embedder import SUB  # noqa: E402
 from test_compressed_text_embedder import VOCABULARY  # noqa: E402
@@ -52,7 +52,7 @@ def mediapipe_vectors(path, texts):
 @pytest.mark.parametrize("quantization", [None, "dynamic", "float16"])
 def test_the_file_runs_in_mediapipe_from_raw_strings_with_the_keras_vectors(
         small, tmp_path, quantization):
-    from keras_subembed.export.flatbuffer import op_names
+    from keras_subembed.export.litert.flatbuffer import op_names
 
     path = tmp_path / "small.tflite"
     report = export_mediapipe(small, path, quantization=quantization, texts=TEXTS)
@@ -74,7 +74,7 @@ def test_the_file_runs_in_mediapipe_from_raw_strings_with_the_keras_vectors(
 
 @tensorflow_only
 def test_mediapipe_lowercases_and_splits_punctuation_but_keeps_accents():
-    from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
+    from keras_subembed.export.mediapipe.mediapipe_token_ids import mediapipe_token_ids
 
     texts = ["The CITY, (rain)!", "naïve Café"]
     got = mediapipe_token_ids(VOCABULARY, texts, sequence_length=16)
@@ -90,7 +90,7 @@ def test_mediapipe_lowercases_and_splits_punctuation_but_keeps_accents():
 @tensorflow_only
 def test_a_real_token_with_id_0_is_kept_when_pad_is_another_id():
     """Issue 32 item 9: every id 0 was taken for padding."""
-    from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
+    from keras_subembed.export.mediapipe.mediapipe_token_ids import mediapipe_token_ids
 
     vocabulary = ["the"] + [token for token in VOCABULARY if token != "the"]
     ids = mediapipe_token_ids(vocabulary, ["the city the"], sequence_length=8)
@@ -101,7 +101,7 @@ def test_a_real_token_with_id_0_is_kept_when_pad_is_another_id():
 @pytest.mark.parametrize("length", [0, -5, 2, 2.5, True, "16"])
 def test_a_bad_probe_length_is_named_before_any_conversion(length):
     """Issue 32 item 16: 0 gave a C++ trace, -5 a raw TensorFlow error."""
-    from keras_subembed.export.mediapipe_token_ids import mediapipe_token_ids
+    from keras_subembed.export.mediapipe.mediapipe_token_ids import mediapipe_token_ids
 
     with pytest.raises(ValueError, match=f"`sequence_length` must be an int.*"
                        f"Received: sequence_length={re.escape(repr(length))}"):
@@ -160,8 +160,8 @@ def test_a_live_jax_model_exports_through_a_tensorflow_process(small, tmp_path):
 
 def rounded_vectors(embedder, recipe, texts, sequence_length):
     """Keras' vectors with the kernels `recipe` rounds as the file stores them."""
-    from keras_subembed.export.mediapipe import keras_vectors
-    from keras_subembed.export.tflite import recipe_model
+    from keras_subembed.export.mediapipe.mediapipe_format import keras_vectors
+    from keras_subembed.export.litert.conversion import recipe_model
 
     _, rounded = keras_vectors([embedder, recipe_model(embedder, recipe)], texts, sequence_length)
     return rounded
@@ -171,7 +171,7 @@ def rounded_vectors(embedder, recipe, texts, sequence_length):
 def test_an_int4_file_runs_in_mediapipe_as_keras_with_its_rounded_kernels(small, tmp_path):
     import zipfile
 
-    from keras_subembed.export.mediapipe import MIN_COSINE
+    from keras_subembed.export.mediapipe.mediapipe_format import MediaPipeFormat
     from keras_subembed.export.output_parity import row_cosines
 
     dynamic = export_mediapipe(small, tmp_path / "dynamic.tflite", quantization="dynamic",
@@ -184,16 +184,16 @@ def test_an_int4_file_runs_in_mediapipe_as_keras_with_its_rounded_kernels(small,
     assert zipfile.ZipFile(tmp_path / "int4.tflite").namelist() == ["vocab.txt"]
     got = mediapipe_vectors(tmp_path / "int4.tflite", TEXTS)
     want = rounded_vectors(small, "int4_dynamic", [t.lower() for t in TEXTS], 12)
-    assert row_cosines(got, want).mean() > MIN_COSINE["int4_dynamic"]
+    assert row_cosines(got, want).mean() > MediaPipeFormat.min_cosines["int4_dynamic"]
     assert report.sequence_length == 12 and report.tokenizer_path is None
 
 
 @tensorflow_only
 def test_an_int4_file_is_held_to_the_rounded_models_vectors(small, tmp_path, monkeypatch):
     from keras_subembed.export import ExportVerificationError
-    from keras_subembed.export import mediapipe as mediapipe_module
+    from keras_subembed.export.mediapipe import mediapipe_format as mediapipe_module
 
-    monkeypatch.setitem(mediapipe_module.MIN_COSINE, "int4_dynamic", 1.5)  # unreachable
+    monkeypatch.setitem(mediapipe_module.MediaPipeFormat.min_cosines, "int4_dynamic", 1.5)  # unreachable
     with pytest.raises(ExportVerificationError, match="against Keras with the file's rounded "
                        "kernels.*at least 1.5.*int4.tflite' was not written"):
         export_mediapipe(small, tmp_path / "int4.tflite", quantization="int4_dynamic", texts=TEXTS)
@@ -252,7 +252,7 @@ def test_an_int4_file_past_the_quantizers_256_kb_keeps_its_buffers_under_the_met
     """ai-edge-quantizer stores a larger model's buffers past the flatbuffer, by offset;
     MediaPipe's metadata writer, rewriting the flatbuffer, broke them: "buffer 129
     specified an out of range offset" on multilingual-e5-small's student."""
-    from keras_subembed.export.mediapipe import MIN_COSINE
+    from keras_subembed.export.mediapipe.mediapipe_format import MediaPipeFormat
     from keras_subembed.export.output_parity import row_cosines
 
     embedder = uncased_embedder(sizes=dict(SIZES, num_layers=1, hidden_dim=256,
@@ -262,4 +262,4 @@ def test_an_int4_file_past_the_quantizers_256_kb_keeps_its_buffers_under_the_met
     assert report.constant_bytes["int4"] > 256 * 1024
     got = mediapipe_vectors(tmp_path / "int4.tflite", TEXTS)
     want = rounded_vectors(embedder, "int4_dynamic", [t.lower() for t in TEXTS], 12)
-    assert row_cosines(got, want).mean() > MIN_COSINE["int4_dynamic"]
+    assert row_cosines(got, want).mean() > MediaPipeFormat.min_cosines["int4_dynamic"]

@@ -1,0 +1,1 @@
+"""The ONNX format: an `.onnx` file for ONNX Runtime (`export(..., format="onnx")`)."""

@@ -1,0 +1,1 @@
+"""The `.tflite` format: a builtins-only LiteRT file (`export(..., format="tflite")`)."""
