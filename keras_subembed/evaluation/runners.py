@@ -8,7 +8,9 @@ def keras_runner(embedder):
     """A keras-hub `TextEmbedder` as `run_batch`; one sentence is segment 0 throughout.
 
     Example:
-    >>> vectors = TokenizedTexts(texts, embedder.preprocessor).embed(keras_runner(embedder))
+    ```python
+    vectors = TokenizedTexts(texts, embedder.preprocessor).embed(keras_runner(embedder))
+    ```
     """
 
     def run(ids, mask):
@@ -23,7 +25,9 @@ def tflite_runner(path, num_threads=2):
     """An exported `.tflite` encoder (`token_ids, padding_mask -> embedding`) as `run_batch`.
 
     Example:
-    >>> vectors = TokenizedTexts(texts, preprocessor).embed(tflite_runner("minilm.tflite"))
+    ```python
+    vectors = TokenizedTexts(texts, preprocessor).embed(tflite_runner("minilm.tflite"))
+    ```
     """
     from ai_edge_litert.interpreter import Interpreter  # optional: the `litert` extra
 

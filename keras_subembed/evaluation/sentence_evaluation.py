@@ -34,10 +34,12 @@ class SentenceEvaluation:
     less the reference's).
 
     Example:
-    >>> suite = SentenceEvaluation(embedder.preprocessor, in_domain, out_of_domain,
-    ...                            datasets.polarity_sentences(), topics)
-    >>> teacher = suite.measure(keras_runner(embedder))  # the reference
-    >>> student = suite.measure(tflite_runner("student.tflite"))
+    ```python
+    suite = SentenceEvaluation(embedder.preprocessor, in_domain, out_of_domain,
+                               datasets.polarity_sentences(), topics)
+    teacher = suite.measure(keras_runner(embedder))  # the reference
+    student = suite.measure(tflite_runner("student.tflite"))
+    ```
     """
 
     def __init__(self, preprocessor, in_domain, out_of_domain, polarity, topics):

@@ -72,10 +72,12 @@ class ExportFormat:
             each output's rows to Keras' (in (0, 1]), or None: no floor.
 
     Example:
-    >>> @register_format("npz")
-    ... class NpzFormat(ExportFormat):
-    ...     description = "an .npz file"  # and is_ours, convert, run, file_facts
-    ...     tolerances = {None: 1e-6}  # rows looked up, not computed
+    ```python
+    @register_format("npz")
+    class NpzFormat(ExportFormat):
+        description = "an .npz file"  # and is_ours, convert, run, file_facts
+        tolerances = {None: 1e-6}  # rows looked up, not computed
+    ```
     """
 
     description = "a file"  # what refusals call the file: "a .tflite file"

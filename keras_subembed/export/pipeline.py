@@ -93,8 +93,10 @@ def export(model, filepath, format="tflite", overwrite=False, **kwargs):
         An `ExportReport` (the SavedModel's path for `"saved_model"`).
 
     Example:
-    >>> report = export(embedder, "minilm.tflite", format="tflite", quantization="dynamic")
-    >>> print(report)
+    ```python
+    report = export(embedder, "minilm.tflite", format="tflite", quantization="dynamic")
+    print(report)
+    ```
     """
     if not isinstance(format, str) or format not in FORMATS:
         raise ValueError(f"`format` must be one of {sorted(FORMATS)}. Received: format={format!r}")

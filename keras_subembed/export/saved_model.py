@@ -61,6 +61,8 @@ def export_saved_model(model, path, **kwargs):
     subprocess. Returns the path.
 
     Example:
-    >>> export_saved_model(masked_lm, "mlm_saved_model")
+    ```python
+    export_saved_model(masked_lm, "mlm_saved_model")
+    ```
     """
     return export(model, path, format="saved_model", **kwargs)

@@ -32,11 +32,13 @@ class TokenizerFile:
         data: the file's bytes.
 
     Example:
-    >>> tokenizer = TokenizerFile.of(embedder, "e5.int4_dynamic.tflite")
-    >>> tokenizer.path
-    PosixPath('e5.int4_dynamic.spm')
-    >>> tokenizer.check(overwrite=False, model_metadata=None)
-    >>> tokenizer.write(overwrite=False)
+    ```python
+    tokenizer = TokenizerFile.of(embedder, "e5.int4_dynamic.tflite")
+    tokenizer.path
+    # PosixPath('e5.int4_dynamic.spm')
+    tokenizer.check(overwrite=False, model_metadata=None)
+    tokenizer.write(overwrite=False)
+    ```
     """
 
     def __init__(self, model_path, kind, data):

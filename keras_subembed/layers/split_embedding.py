@@ -58,7 +58,7 @@ class SplitEmbedding(CompressedEmbedding):
     ...     tail_kwargs={"assignment": "product", "num_tables": 8, "rows_per_table": 16})
     >>> bool(np.allclose(layer(np.arange(100)), table[:100], atol=0.02))
     True
-    >>> layer(np.array([[5, 500]])).shape
+    >>> tuple(layer(np.array([[5, 500]])).shape)
     (1, 2, 32)
     """
 

@@ -80,9 +80,11 @@ def compress_backbone(
         A `CompressedBackbone` (same inputs and outputs as `backbone`).
 
     Example:
-    >>> teacher = keras_hub.models.BertBackbone.from_preset(minilm_preset_dir())
-    >>> student = compress_backbone(teacher, "sub",
-    ...     {"num_tables": 2, "rows_per_table": 1024})
+    ```python
+    teacher = keras_hub.models.BertBackbone.from_preset(minilm_preset_dir())
+    student = compress_backbone(teacher, "sub",
+        {"num_tables": 2, "rows_per_table": 1024})
+    ```
     """
     embedding_node(backbone)  # a clear error before any work
     check_copyable(backbone)

@@ -200,9 +200,11 @@ class CompressedRobertaBackbone(CompressedBackbone):
         MiniLM, DistilBERT, XLM-R) use `compress_backbone`.
 
         Example:
-        >>> compressed = CompressedRobertaBackbone.from_backbone(
-        ...     roberta, embedding="sub",
-        ...     embedding_kwargs={"num_tables": 3, "rows_per_table": 100})
+        ```python
+        compressed = CompressedRobertaBackbone.from_backbone(
+            roberta, embedding="sub",
+            embedding_kwargs={"num_tables": 3, "rows_per_table": 100})
+        ```
         """
         verbose = check_bool("verbose", verbose)
         source_embedding = backbone.token_embedding

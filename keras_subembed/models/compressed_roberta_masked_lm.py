@@ -23,15 +23,17 @@ class CompressedRobertaMaskedLM(keras_hub.models.RobertaMaskedLM):
     mismatch would otherwise train silently on wrong ids.
 
     Example:
-    >>> from keras_subembed.datasets import minilm_vocabulary
-    >>> preprocessor = CompressedRobertaMaskedLMPreprocessor.from_vocabulary(
-    ...     minilm_vocabulary())
-    >>> backbone = CompressedRobertaBackbone(
-    ...     vocabulary_size=preprocessor.tokenizer.vocabulary_size(), num_layers=2,
-    ...     num_heads=4, hidden_dim=128, intermediate_dim=256, embedding="sub")
-    >>> masked_lm = CompressedRobertaMaskedLM(backbone, preprocessor)
-    >>> masked_lm.compile(optimizer=keras.optimizers.AdamW(5e-4))
-    >>> masked_lm.fit(text_dataset, epochs=1)
+    ```python
+    from keras_subembed.datasets import minilm_vocabulary
+    preprocessor = CompressedRobertaMaskedLMPreprocessor.from_vocabulary(
+        minilm_vocabulary())
+    backbone = CompressedRobertaBackbone(
+        vocabulary_size=preprocessor.tokenizer.vocabulary_size(), num_layers=2,
+        num_heads=4, hidden_dim=128, intermediate_dim=256, embedding="sub")
+    masked_lm = CompressedRobertaMaskedLM(backbone, preprocessor)
+    masked_lm.compile(optimizer=keras.optimizers.AdamW(5e-4))
+    masked_lm.fit(text_dataset, epochs=1)
+    ```
     """
 
     backbone_cls = CompressedRobertaBackbone

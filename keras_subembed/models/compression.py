@@ -33,11 +33,13 @@ def compress(model, embedding="sub", embedding_kwargs=None, verbose=False,
     from the pretrained one (see `pretrained_token_embedding`).
 
     Example:
-    >>> embedder = keras_hub.models.BertTextEmbedder.from_preset(minilm_preset_dir())
-    >>> small = keras_subembed.compress(embedder, "sub", {"assignment": "product",
-    ...     "num_tables": 32, "rows_per_table": 256})       # 34x smaller table
-    >>> small.encode_text(["A sentence."]).shape
-    (1, 384)
+    ```python
+    embedder = keras_hub.models.BertTextEmbedder.from_preset(minilm_preset_dir())
+    small = keras_subembed.compress(embedder, "sub", {"assignment": "product",
+        "num_tables": 32, "rows_per_table": 256})       # 34x smaller table
+    small.encode_text(["A sentence."]).shape
+    # (1, 384)
+    ```
     """
     if isinstance(model, keras_hub.models.TextEmbedder):
         return compress_text_embedder(model, embedding, embedding_kwargs, verbose=verbose,

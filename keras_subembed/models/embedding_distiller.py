@@ -127,11 +127,13 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
             was trained. The student itself stays float.
 
     Example:
-    >>> teacher = keras_hub.models.TextEmbedder.from_preset(minilm_preset_dir())
-    >>> student = keras_subembed.compress(teacher, "sub", {"assignment": "product"})
-    >>> distiller = EmbeddingDistiller(teacher, student)
-    >>> distiller.compile(learning_rate=2e-5, embedding_learning_rate=1e-3)
-    >>> distiller.fit(text_dataset.batch(32), epochs=1)
+    ```python
+    teacher = keras_hub.models.TextEmbedder.from_preset(minilm_preset_dir())
+    student = keras_subembed.compress(teacher, "sub", {"assignment": "product"})
+    distiller = EmbeddingDistiller(teacher, student)
+    distiller.compile(learning_rate=2e-5, embedding_learning_rate=1e-3)
+    distiller.fit(text_dataset.batch(32), epochs=1)
+    ```
     """
 
     def __init__(

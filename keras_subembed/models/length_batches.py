@@ -39,7 +39,9 @@ def encode_by_length(embedder, texts, batch_size=32):
 
     Example:
 
-    >>> vectors = encode_by_length(embedder, ["query: short", "passage: a longer text"])
+    ```python
+    vectors = encode_by_length(embedder, ["query: short", "passage: a longer text"])
+    ```
     """
     preprocessor = getattr(embedder, "preprocessor", None)
     if isinstance(texts, (str, bytes)):

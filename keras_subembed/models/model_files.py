@@ -87,8 +87,10 @@ def load_text_embedder(preset, **kwargs):
 
     Example:
 
-    >>> embedder = load_text_embedder(multilingual_e5_preset_dir())
-    >>> vectors = embedder.predict(["query: how old is the moon"])
+    ```python
+    embedder = load_text_embedder(multilingual_e5_preset_dir())
+    vectors = embedder.predict(["query: how old is the moon"])
+    ```
     """
     unknown = sorted(set(kwargs) - set(LOAD_KEYWORDS))
     if unknown:
@@ -221,8 +223,10 @@ def match_model_files(embedder, preset):
     embedder's: another model's files are refused, not applied.
 
     Example:
-    >>> embedder = keras_hub.models.TextEmbedder.from_preset(minilm_preset_dir())
-    >>> embedder = match_model_files(embedder, minilm_preset_dir())
+    ```python
+    embedder = keras_hub.models.TextEmbedder.from_preset(minilm_preset_dir())
+    embedder = match_model_files(embedder, minilm_preset_dir())
+    ```
     """
     if not pathlib.Path(preset).is_dir():
         raise ValueError(

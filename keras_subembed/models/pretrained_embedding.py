@@ -65,8 +65,10 @@ def pretrained_token_embedding(
     A layer instance is used as it is, after checking its sizes.
 
     Example:
-    >>> layer = pretrained_token_embedding(table, "sub",
-    ...     {"num_tables": 2, "rows_per_table": 256})
+    ```python
+    layer = pretrained_token_embedding(table, "sub",
+        {"num_tables": 2, "rows_per_table": 256})
+    ```
     """
     table = check_embedding_table(table, name="table")
     verbose = check_bool("verbose", verbose)

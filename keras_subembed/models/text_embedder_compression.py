@@ -41,11 +41,13 @@ def compress_text_embedder(
     `CompressedBertTextEmbedder` (a `BertTextEmbedder` subclass), and so on.
 
     Example:
-    >>> embedder = keras_hub.models.TextEmbedder.from_preset(minilm_preset_dir())
-    >>> small = compress_text_embedder(embedder, "sub", {"assignment": "product",
-    ...     "num_tables": 32, "rows_per_table": 256})
-    >>> small.encode_text(["A sentence."]).shape
-    (1, 384)
+    ```python
+    embedder = keras_hub.models.TextEmbedder.from_preset(minilm_preset_dir())
+    small = compress_text_embedder(embedder, "sub", {"assignment": "product",
+        "num_tables": 32, "rows_per_table": 256})
+    small.encode_text(["A sentence."]).shape
+    # (1, 384)
+    ```
     """
     embedder_cls = compressed_embedder_class(embedder)
     verbose = check_bool("verbose", verbose)

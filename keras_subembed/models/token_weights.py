@@ -38,9 +38,11 @@ def token_weights(model, texts, power=0.5, batch_size=_BATCH_SIZE, verbose=False
         one per id of the tokenizer.
 
     Example:
-    >>> weights = keras_subembed.models.token_weights(embedder, sentences)
-    >>> small = keras_subembed.compress(embedder, "sub", {"assignment": "product",
-    ...     "num_tables": 32, "rows_per_table": 256, "token_weights": weights})
+    ```python
+    weights = keras_subembed.models.token_weights(embedder, sentences)
+    small = keras_subembed.compress(embedder, "sub", {"assignment": "product",
+        "num_tables": 32, "rows_per_table": 256, "token_weights": weights})
+    ```
     """
     tokenizer = _tokenizer_of(model)
     if isinstance(power, (bool, np.bool_)) or not isinstance(power, (int, float, np.number)) or not (

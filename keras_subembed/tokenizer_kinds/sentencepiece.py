@@ -102,7 +102,9 @@ def mediapipe_sentencepiece_model(proto):
         everything else unchanged.
 
     Example:
-    >>> data = mediapipe_sentencepiece_model(tokenizer.proto)
+    ```python
+    data = mediapipe_sentencepiece_model(tokenizer.proto)
+    ```
     """
     from sentencepiece import sentencepiece_model_pb2
 

@@ -33,7 +33,9 @@ def int8_lookup_tables(flatbuffer, min_elements=TABLE_MIN_ELEMENTS):
     qualifies).
 
     Example:
-    >>> smaller = int8_lookup_tables(open("encoder.tflite", "rb").read())
+    ```python
+    smaller = int8_lookup_tables(open("encoder.tflite", "rb").read())
+    ```
     """
     schema = _schema()
     model = read_model(flatbuffer)

@@ -15,8 +15,10 @@ class MediaPipeEmbedder:
             `export_mediapipe` writes).
 
     Example:
-    >>> with MediaPipeEmbedder(open("minilm.mediapipe.tflite", "rb").read()) as task:
-    ...     vector = task.embed("A sentence.")  # float32 (d,)
+    ```python
+    with MediaPipeEmbedder(open("minilm.mediapipe.tflite", "rb").read()) as task:
+        vector = task.embed("A sentence.")  # float32 (d,)
+    ```
     """
 
     def __init__(self, flatbuffer):

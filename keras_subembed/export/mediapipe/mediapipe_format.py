@@ -257,12 +257,14 @@ def export_mediapipe(model, path, **kwargs):
         MediaPipe's vectors to the float Keras model's.
 
     Example:
-    >>> report = export_mediapipe(embedder, "minilm_mediapipe.tflite", quantization="dynamic")
-    >>> print(report.file_bytes, report.cosine_to_float)
-    >>> length = mediapipe_sequence_length(embedder, texts)  # 99% of `texts` fit whole
-    >>> report = export_mediapipe(embedder, "e5.int4.tflite", quantization="int4_dynamic",
-    ...                           sequence_length=length, texts=texts)
-    >>> print(report.sequence_length, report.file_bytes)
+    ```python
+    report = export_mediapipe(embedder, "minilm_mediapipe.tflite", quantization="dynamic")
+    print(report.file_bytes, report.cosine_to_float)
+    length = mediapipe_sequence_length(embedder, texts)  # 99% of `texts` fit whole
+    report = export_mediapipe(embedder, "e5.int4.tflite", quantization="int4_dynamic",
+                              sequence_length=length, texts=texts)
+    print(report.sequence_length, report.file_bytes)
+    ```
     """
     return export(model, path, format="mediapipe", **kwargs)
 

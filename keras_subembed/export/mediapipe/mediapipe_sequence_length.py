@@ -44,9 +44,11 @@ def mediapipe_sequence_length(tokenizer_or_embedder, texts, coverage=0.99, multi
         An int from 3 to the model's `max_sequence_length` (when known).
 
     Example:
-    >>> length = mediapipe_sequence_length(embedder, ["short text", "a longer one ..."])
-    >>> report = export_mediapipe(embedder, "e5.tflite", sequence_length=length)
-    >>> print(report.sequence_length)
+    ```python
+    length = mediapipe_sequence_length(embedder, ["short text", "a longer one ..."])
+    report = export_mediapipe(embedder, "e5.tflite", sequence_length=length)
+    print(report.sequence_length)
+    ```
     """
     tokenizer, limit = _tokenizer_and_limit(tokenizer_or_embedder)
     texts = _check_texts(texts)

@@ -33,7 +33,9 @@ def mediapipe_token_ids(tokenizer, texts, sequence_length=128):
         ... `</s>`), padding removed.
 
     Example:
-    >>> mediapipe_token_ids(tokenizer, ["Café au lait."])
+    ```python
+    mediapipe_token_ids(tokenizer, ["Café au lait."])
+    ```
     """
     if isinstance(texts, str) or not texts or not all(isinstance(t, str) for t in texts):
         raise ValueError(f"`texts` must be a non-empty list of strings. Received: texts={texts!r:.200}")

@@ -117,7 +117,9 @@ def export_onnx(model, path, **kwargs):
         An `ExportReport` (`ops` are the graph's ONNX op types).
 
     Example:
-    >>> report = export_onnx(embedder, "minilm.int8.onnx", quantization="dynamic")
+    ```python
+    report = export_onnx(embedder, "minilm.int8.onnx", quantization="dynamic")
+    ```
     """
     return export(model, path, format="onnx", **kwargs)
 

@@ -126,8 +126,10 @@ def export_tflite(model, path, **kwargs):
         An `ExportReport` (print it, or `.as_dict()` / `.to_json()`).
 
     Example:
-    >>> report = export_tflite(masked_lm, "mlm.tflite", quantization="dynamic")
-    >>> print(report)
+    ```python
+    report = export_tflite(masked_lm, "mlm.tflite", quantization="dynamic")
+    print(report)
+    ```
     """
     return export(model, path, format="tflite", **kwargs)
 
