@@ -6,14 +6,14 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).parents[2]
-sys.path[:0] = [str(ROOT / "examples"), str(ROOT / "tests" / "export")]
+sys.path[:0] = [str(ROOT / "examples"), str(ROOT / "tests" / "export" / "mediapipe")]
 pytestmark = pytest.mark.tensorflow_only(reason="it exports a .tflite file")
 pytest.importorskip("mediapipe", reason="no `mediapipe` wheel for this platform")
 
 
 def test_a_query_equal_to_a_line_finds_that_line_first(tmp_path, capsys):
     import search_mediapipe
-    from test_mediapipe import uncased_embedder
+    from test_mediapipe_format import uncased_embedder
 
     from keras_subembed.export import export_mediapipe
 

@@ -100,7 +100,7 @@ def test_a_file_with_coarser_weights_than_its_recipe_fails_verification(encoder,
     monkeypatch.setattr("keras_subembed.export.litert.conversion.quantize_flatbuffer",
                         lambda flatbuffer, recipe, ops: real(flatbuffer, "int4_dynamic"))
     path = tmp_path / "wrong.tflite"
-    with pytest.raises(ExportVerificationError, match=r"quantization='int8_weight_only'.*was not written"):
+    with pytest.raises(ExportVerificationError, match=r"tolerances\['int8_weight_only'\].*was not written"):
         export_tflite(encoder, path, quantization="int8_weight_only", sample_inputs=samples())
     assert not path.exists()
 

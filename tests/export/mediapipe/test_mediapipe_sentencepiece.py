@@ -135,7 +135,7 @@ def test_mediapipe_feeds_the_ids_of_the_text_before_its_first_nul():
 def test_an_int4_file_keeps_its_sentencepiece_model_and_the_rounded_models_vectors(small, tmp_path):
     from keras_subembed.export.mediapipe.mediapipe_format import MediaPipeFormat
     from keras_subembed.export.output_parity import row_cosines
-    from test_mediapipe import rounded_vectors
+    from test_mediapipe_format import rounded_vectors
 
     path = tmp_path / "multilingual.int4.tflite"
     with pytest.warns(UserWarning, match="lowercases ASCII letters"):
