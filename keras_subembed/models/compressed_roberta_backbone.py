@@ -98,9 +98,9 @@ class CompressedRobertaBackbone(CompressedBackbone):
     ...     vocabulary_size=30_522, num_layers=4, num_heads=4, hidden_dim=256,
     ...     intermediate_dim=512, embedding="sub",
     ...     embedding_kwargs={"num_tables": 3, "reserved_ids": [0, 100, 101, 102, 103]})
-    >>> backbone({"token_ids": np.ones((1, 12), "int32"),
-    ...           "padding_mask": np.ones((1, 12), "int32")}).shape
-    TensorShape([1, 12, 256])
+    >>> tuple(backbone({"token_ids": np.ones((1, 12), "int32"),
+    ...                 "padding_mask": np.ones((1, 12), "int32")}).shape)
+    (1, 12, 256)
     """
 
     def __init__(
