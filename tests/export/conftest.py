@@ -48,3 +48,22 @@ def saved_masked_lm(tmp_path_factory):
     path = tmp_path_factory.mktemp("model") / "mlm.keras"
     model.save(path)
     return path
+
+
+def convert_a_noisy_copy(monkeypatch, module, model):
+    """Makes `module.convert` convert a copy of `model` whose token table carries 5% noise,
+    whatever model it is given: the file no longer matches the model that is verified."""
+    import numpy as np
+
+    from keras_subembed.export.model_parts import copy_model
+    from keras_subembed.models.token_embedding import find_token_embedding
+
+    noisy = copy_model(model)
+    rng = np.random.default_rng(0)
+    for weight in find_token_embedding(noisy).weights:
+        value = keras.ops.convert_to_numpy(weight)
+        if value.dtype.kind == "f":
+            weight.assign(value + 0.05 * value.std() * rng.standard_normal(value.shape))
+    real_convert = module.convert
+    monkeypatch.setattr(module, "convert",
+                        lambda _, *args, **kwargs: real_convert(noisy, *args, **kwargs))

@@ -101,18 +101,9 @@ def test_int4_verification_refuses_a_file_with_a_noisy_token_table(small, tmp_pa
     |output|) would pass a wrong table; the rounded reference does not."""
     from keras_subembed.export.onnx import onnx_format as onnx_module
     from keras_subembed.export.errors import ExportVerificationError
-    from keras_subembed.export.model_parts import copy_model
-    from keras_subembed.models.token_embedding import find_token_embedding
+    from tests.export.conftest import convert_a_noisy_copy
 
-    noisy = copy_model(small)
-    rng = np.random.default_rng(0)
-    for weight in find_token_embedding(noisy).weights:
-        value = keras.ops.convert_to_numpy(weight)
-        if value.dtype.kind == "f":
-            weight.assign(value + 0.05 * value.std() * rng.standard_normal(value.shape))
-    real_convert = onnx_module.convert
-    monkeypatch.setattr(onnx_module, "convert",
-                        lambda _, *args, **kwargs: real_convert(noisy, *args, **kwargs))
+    convert_a_noisy_copy(monkeypatch, onnx_module, small)
     with pytest.raises(ExportVerificationError, match="differs from Keras by up to") as refused:
         export_onnx(small, tmp_path / "noisy.onnx", quantization="int4")
     assert list(tmp_path.iterdir()) == []

@@ -108,21 +108,12 @@ def test_failed_verification_writes_nothing(models, tmp_path, monkeypatch):
 def test_dynamic_range_verification_refuses_a_file_with_a_noisy_token_table(kind, models, tmp_path,
                                                                         monkeypatch):
     """Issue 20 item 11: a fixed 10% tolerance let a wrong table pass (cosine 0.99)."""
-    from keras_subembed.export.model_parts import copy_model
-    from keras_subembed.models.token_embedding import find_token_embedding
+    from tests.export.conftest import convert_a_noisy_copy
 
     model = models[kind]
     genuine = export_tflite(model, tmp_path / "genuine.tflite", quantization="dynamic")
     assert genuine.max_abs_error <= genuine.tolerance < 0.1 * max(1.0, genuine.max_abs_error)
-    noisy = copy_model(model)
-    rng = np.random.default_rng(0)
-    for weight in find_token_embedding(noisy).weights:
-        value = keras.ops.convert_to_numpy(weight)
-        if value.dtype.kind == "f":
-            weight.assign(value + 0.05 * value.std() * rng.standard_normal(value.shape))
-    real_convert = conversion.convert
-    monkeypatch.setattr(conversion, "convert",
-                        lambda _, *args, **kwargs: real_convert(noisy, *args, **kwargs))
+    convert_a_noisy_copy(monkeypatch, conversion, model)
     with pytest.raises(ExportVerificationError, match="differs from Keras by up to"):
         export_tflite(model, tmp_path / "noisy.tflite", quantization="dynamic")
     assert not (tmp_path / "noisy.tflite").exists()
