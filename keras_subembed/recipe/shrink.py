@@ -202,8 +202,9 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
     output = check_output(output, overwrite)
 
     def say(message):
+        # The minutes since the call began: where a long job spends its time, at a glance.
         if verbose:
-            print(message, flush=True)
+            print(f"[{(time.perf_counter() - started) / 60:5.1f} min] {message}", flush=True)
 
     if texts is None:
         # Before the model: a missing data package or a bad locale fails in seconds.
@@ -269,7 +270,8 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
     best = smallest_passing(rows)
     result = ShrinkResult(student, setting, {k: str(v) for k, v in written.items()}, rows,
                           best["name"] if best else None, round(time.perf_counter() - started, 1))
-    say(str(result))
+    if verbose:
+        print(result, flush=True)
     return result
 
 

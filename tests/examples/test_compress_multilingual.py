@@ -4,6 +4,7 @@ import importlib.util
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -84,4 +85,8 @@ def test_the_job_ships_every_runtime_file_and_a_report_per_language(tmp_path):
     assert search.returncode == 0, search.stderr[-2000:]
     assert "the road was closed" in search.stdout
     assert "| file | MB |" in result.stdout and "Verdict" in result.stdout
+    # Each stage's line says when it began, in minutes since the call: rising, from 0.
+    minutes = [float(line[1:6]) for line in result.stdout.splitlines()
+               if re.match(r"\[ *\d+\.\d min\] ", line)]
+    assert len(minutes) >= 8 and minutes[0] < 1 and minutes == sorted(minutes)
     assert (output / "report.md").is_file() and (output / "report.png").stat().st_size > 1000
