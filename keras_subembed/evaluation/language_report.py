@@ -93,10 +93,14 @@ def markdown(rows, title, within=WITHIN, locale_floor=LOCALE_FLOOR):
         cells += [f"{row['cosine_min']:.3f}", text]
         lines.append("| " + " | ".join(cells) + " |")
     smallest = smallest_passing(rows, within, locale_floor)
-    lines += ["", f"Verdict: a file keeps the teacher's retrieval when its mean English -> "
-              f"locale recall@1 is within {100 * within:g} points and no locale's 95% "
-              f"interval lies wholly more than {100 * locale_floor:g} points below."]
-    if has_retrieval:
+    if not has_retrieval:
+        # A verdict about retrieval with no translations to retrieve would read as a failure.
+        lines += ["", "No translated messages were given: no retrieval was measured and no "
+                  "file is judged; compare the files by their held-out cosine to the teacher."]
+    else:
+        lines += ["", f"Verdict: a file keeps the teacher's retrieval when its mean English -> "
+                  f"locale recall@1 is within {100 * within:g} points and no locale's 95% "
+                  f"interval lies wholly more than {100 * locale_floor:g} points below."]
         if smallest:
             closest = verdict(smallest, within, locale_floor)["closest_locales"]
             lines.append(f"**Smallest file that keeps it: {smallest['name']}, "

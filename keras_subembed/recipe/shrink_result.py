@@ -29,6 +29,8 @@ class ShrinkResult:
     def __str__(self):
         lines = [f"shrink: {self.setting}, {self.seconds or 0:.0f} s"]
         lines += [f"  {label}: {path}" for label, path in self.files.items()]
-        lines.append(f"  smallest file that keeps the teacher's retrieval: "
-                     f"{self.smallest_passing or 'none'}")
+        judged = any("english_to_locale" in row for row in self.report)
+        lines.append("  smallest file that keeps the teacher's retrieval: "
+                     + (self.smallest_passing or "none" if judged
+                        else "not judged (no translated messages)"))
         return "\n".join(lines)

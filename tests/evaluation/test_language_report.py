@@ -87,3 +87,15 @@ def test_a_named_set_is_reported_as_one_row_and_not_judged(tmp_path):
     text = (tmp_path / "report.md").read_text()
     assert "| **django** (mean) | 80.0 | 79.0 (-1.0 [-3.0, +1.0]) |" in text
     assert "| django/he | 60.0 | 60.0 (-20.0 [-22.0, -18.0]) |" in text
+
+
+def test_without_translations_no_file_is_judged_on_retrieval(tmp_path):
+    # English alone (the MiniLM job): cosine rows, no retrieval, so no verdict about it.
+    rows = [{key: value for key, value in made.items()
+             if key not in ("english_to_locale", "locale_to_english", "query_to_teacher_index")}
+            for made in ROWS[:2]]
+    write_language_report(rows, tmp_path)
+    text = (tmp_path / "report.md").read_text()
+    assert "no retrieval was measured and no file is judged" in text
+    assert "Verdict:" not in text and "No file keeps it" not in text
+    assert "| big.tflite | 30.0 | 0.970 | - |" in text
