@@ -3,7 +3,8 @@
 An example is a user's script: what a benchmark measures or a test checks must come from
 `keras_subembed` (or a benchmark-local helper beside the benchmarks), so that rewriting an
 example cannot silently change, or break, a measurement. Only `tests/examples/` runs the
-examples, as a user would: in a subprocess.
+examples, as a user would: in a subprocess (the bad-flag checks call a job's `main` in the
+test process).
 """
 
 import pathlib
