@@ -115,3 +115,20 @@ def test_compiled_bad_ids_give_zeros_and_leave_other_rows_alone(kind):
     clean, mixed = np.asarray(function(good)), np.asarray(function(bad))
     np.testing.assert_array_equal(mixed[0, 1:], 0)
     np.testing.assert_array_equal(mixed[0, 0], clean[0, 0])
+
+
+@pytest.mark.parametrize("kind", ["define", "alone"])
+def test_an_eager_call_gives_the_compiled_vectors_without_compiling_a_map(kind, monkeypatch):
+    # On JAX an eager call loops over the chunks in Python: `ops.map` compiled its body
+    # anew on every call (a new closure each time), seconds a call. Compiled, it still maps.
+    layer = make_layer(kind)
+    ids = np.random.default_rng(4).integers(0, VOCAB, size=(4, 30)).astype("int32")
+    layer(ids)
+    layer.distinct_chunk_size = 8  # several chunks, some of them past the distinct ids
+    want = np.asarray(compiled(lambda ids: layer(ids))(ids))
+
+    def no_map(*args, **kwargs):
+        raise AssertionError("an eager call compiled a map")
+
+    monkeypatch.setattr(distinct_rows.ops, "map", no_map)
+    assert_float32_close(np.asarray(layer(ids)), want, 64)
