@@ -4,7 +4,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 
 import keras
 import numpy as np
@@ -38,18 +37,35 @@ LAYERS = {
 # --- item 7: one row's values never change another row's logits ---------------------
 
 
+HIDDEN = np.random.default_rng(0).normal(size=(3, WIDTH)).astype("float32")
+
+
+@pytest.fixture(scope="module")
+def tied_logits():
+    """(kind, xla) -> (the layer's reverse call, its logits of HIDDEN), made once for
+    the three bad values: the compiled function is compiled once, not per value."""
+    made = {}
+
+    def get(kind, xla):
+        if (kind, xla) not in made:
+            layer = LAYERS[kind]()
+            layer(np.array([[1]]))  # built before compiling (JAX would trace its weights)
+            reverse = lambda hidden: layer(hidden, reverse=True)  # noqa: E731
+            if xla:
+                reverse = compiled(reverse)
+            made[kind, xla] = reverse, np.asarray(reverse(HIDDEN))
+        return made[kind, xla]
+
+    return get
+
+
 @pytest.mark.parametrize("bad_value", [np.nan, np.inf, -np.inf])
 @pytest.mark.parametrize("kind", sorted(LAYERS))
 @pytest.mark.parametrize("xla", [False, True], ids=["eager", "xla"])
-def test_a_nan_or_inf_row_leaves_other_rows_tied_logits_unchanged(kind, xla, bad_value):
-    layer = LAYERS[kind]()
-    layer(np.array([[1]]))  # built before compiling (JAX would trace its weights)
-    reverse = lambda hidden: layer(hidden, reverse=True)  # noqa: E731
-    if xla:
-        reverse = compiled(reverse)
-    hidden = np.random.default_rng(0).normal(size=(3, WIDTH)).astype("float32")
-    clean = np.asarray(reverse(hidden))
-    spoiled = hidden.copy()
+def test_a_nan_or_inf_row_leaves_other_rows_tied_logits_unchanged(kind, xla, bad_value,
+                                                                 tied_logits):
+    reverse, clean = tied_logits(kind, xla)
+    spoiled = HIDDEN.copy()
     spoiled[1, 0] = bad_value
     got = np.asarray(reverse(spoiled))
     np.testing.assert_allclose(got[[0, 2]], clean[[0, 2]], rtol=1e-6, atol=1e-6)
@@ -125,27 +141,32 @@ def test_large_int64_ids_are_rejected_eagerly_and_zeroed_when_compiled():
     np.testing.assert_array_equal(got[1], layer(np.array([5]))[0])
 
 
-def test_large_int64_ids_are_rejected_on_jax():
-    # conftest forces TensorFlow in this process: JAX runs in its own.
-    script = textwrap.dedent(
-        """
-        import numpy as np
-        from keras_subembed.layers import ALONEEmbedding, SubEmbedding
-        for layer in (SubEmbedding(100, 12, num_tables=2, assignment="random", seed=1),
-                      ALONEEmbedding(100, 12, seed=1)):
-            try:
-                layer(np.array([2**32 + 5, 5], dtype=np.int64))
-            except ValueError as error:
-                assert "out-of-range ids [4294967301]" in str(error), error
-            else:
-                raise SystemExit("2**32 + 5 was accepted")
-            layer(np.array([99, 5], dtype=np.int64))  # in range: fine after narrowing
-        print("ok")
-        """
-    )
+LARGE_INT64_ON_JAX = """
+import numpy as np
+from keras_subembed.layers import ALONEEmbedding, SubEmbedding
+for layer in (SubEmbedding(100, 12, num_tables=2, assignment="random", seed=1),
+              ALONEEmbedding(100, 12, seed=1)):
+    try:
+        layer(np.array([2**32 + 5, 5], dtype=np.int64))
+    except ValueError as error:
+        assert "out-of-range ids [4294967301]" in str(error), error
+    else:
+        raise SystemExit("2**32 + 5 was accepted")
+    layer(np.array([99, 5], dtype=np.int64))  # in range: fine after narrowing
+print("ok")
+"""
+
+
+def test_large_int64_ids_are_rejected_on_jax(capsys):
+    if keras.backend.backend() == "jax":
+        # This process is on JAX: the check runs here (a fresh Python cost ~20 s).
+        exec(LARGE_INT64_ON_JAX, {})
+        assert capsys.readouterr().out == "ok\n"
+        return
+    # On TensorFlow, JAX runs in a process of its own.
     env = dict(os.environ, KERAS_BACKEND="jax")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            env=env, cwd=os.getcwd())
+    result = subprocess.run([sys.executable, "-c", LARGE_INT64_ON_JAX], capture_output=True,
+                            text=True, env=env, cwd=os.getcwd())
     assert result.returncode == 0 and "ok" in result.stdout, result.stderr[-3000:]
 
 

@@ -100,7 +100,9 @@ def tiny_teacher(vocabulary_size=200, width=16):
     vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [
         f"w{i}" for i in range(vocabulary_size - 5)]
     tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocabulary)
-    backbone = keras_hub.models.BertBackbone(vocabulary_size, 2, 2, width, 32,
+    # One transformer layer: the full stage still matches two states (the embedding
+    # output and the last layer's), and each of the four distillers compiles half the graph.
+    backbone = keras_hub.models.BertBackbone(vocabulary_size, 1, 2, width, 32,
                                              max_sequence_length=16, dropout=0.0)
     preprocessor = keras_hub.models.BertTextEmbedderPreprocessor(tokenizer, sequence_length=16)
     return keras_hub.models.BertTextEmbedder(backbone, preprocessor)
