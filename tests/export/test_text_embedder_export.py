@@ -53,11 +53,14 @@ def test_exporting_many_models_logs_no_retracing_warning(tmp_path):
     logger.addHandler(handler)
     try:
         small = keras_subembed.compress(make_bert_embedder("mean"), "sub", SUB)
-        for index in range(3):
-            for quantization in (None, "dynamic"):
-                report = export_tflite(small, tmp_path / f"{index}.{quantization}.tflite",
-                                       quantization=quantization)
-                assert report.verified_sequence_lengths == (16, 24)
+        # Three exports (two sample lengths each) are enough: a tf.function traced per
+        # length would be traced 6 times, past TensorFlow's warning threshold of 5
+        # traces (checked by wrapping `verify_file`'s Keras call in tf.function: the
+        # warning is logged and this test fails).
+        for index, quantization in enumerate((None, "dynamic", None)):
+            report = export_tflite(small, tmp_path / f"{index}.{quantization}.tflite",
+                                   quantization=quantization)
+            assert report.verified_sequence_lengths == (16, 24)
     finally:
         logger.removeHandler(handler)
     assert not [message for message in messages if "retracing" in message]

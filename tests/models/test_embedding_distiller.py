@@ -20,10 +20,13 @@ WORDS = [f"w{i}" for i in range(VOCAB - 5)]
 VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
 
 
-def make_pair(seed=0):
+def make_pair(seed=0, num_layers=2):
+    """A tiny BERT teacher and its DeFINE student. The training tests take
+    `num_layers=1`: what they check does not depend on depth, and tracing the
+    train step (most of their time) grows with the layers."""
     keras.utils.set_random_seed(seed)
     teacher = keras_hub.models.BertBackbone(
-        VOCAB, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
+        VOCAB, num_layers=num_layers, num_heads=2, hidden_dim=16, intermediate_dim=32,
         max_sequence_length=16, dropout=0.0)
     # DeFINE starts from its own initialisation, far from the teacher: plenty
     # for distillation to recover (a fitted SubEmbedding starts near its optimum).
@@ -39,7 +42,7 @@ def token_batches(count=96, length=10, seed=0):
 
 
 def test_fit_lowers_the_loss_and_brings_the_student_closer():
-    teacher, student = make_pair()
+    teacher, student = make_pair(num_layers=1)
     train = token_batches(count=768, seed=0)
     teacher_weights = [w.copy() for w in teacher.get_weights()]
     distiller = EmbeddingDistiller(teacher, student)
@@ -80,7 +83,7 @@ def test_train_embedding_only_leaves_the_transformer_as_it_was():
 
 
 def test_raw_strings_through_the_preprocessor_and_a_checkpoint(tmp_path):
-    teacher, student = make_pair()
+    teacher, student = make_pair(num_layers=1)
     preprocessor = keras_hub.models.BertTextEmbedderPreprocessor(
         keras_hub.models.BertTokenizer(vocabulary=VOCABULARY), sequence_length=8)
     rng = np.random.default_rng(0)
@@ -166,10 +169,10 @@ def test_mirrored_strategy_distils_on_two_cpu_devices():
         from keras_subembed.models import EmbeddingDistiller
         strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
         with strategy.scope():
-            teacher, student = make_pair()
+            teacher, student = make_pair(num_layers=1)
             distiller = EmbeddingDistiller(teacher, student)
             distiller.compile(learning_rate=3e-4, embedding_learning_rate=2e-3)
-        loss = distiller.fit(token_batches(), batch_size=16, epochs=4, verbose=0).history["loss"]
+        loss = distiller.fit(token_batches(), batch_size=16, epochs=2, verbose=0).history["loss"]
         assert loss[-1] < loss[0], loss
         print("OK", loss[0], loss[-1])
         """
@@ -291,7 +294,7 @@ def test_layer_rate_adamw_learning_rate_is_checked():
 
 
 def test_a_reloaded_distiller_fits_on(tmp_path):
-    teacher, student = make_pair()
+    teacher, student = make_pair(num_layers=1)
     distiller = EmbeddingDistiller(teacher, student)
     distiller.compile(learning_rate=3e-4, embedding_learning_rate=3e-3)
     distiller.save(tmp_path / "distiller.keras")
@@ -369,7 +372,7 @@ def test_empty_batches_masks_beyond_0_1_and_negative_decay_are_named():
 
 
 def test_text_embedders_in_pooling_and_preprocessor_from_the_teacher():
-    teacher_backbone, _ = make_pair(seed=2)
+    teacher_backbone, _ = make_pair(seed=2, num_layers=1)
     tokenizer = keras_hub.models.BertTokenizer(vocabulary=VOCABULARY)
     teacher = keras_hub.models.BertTextEmbedder(
         teacher_backbone,
@@ -490,7 +493,7 @@ def test_pair_loss_is_the_kl_of_the_cross_pair_softmax_in_both_directions():
 
 
 def test_the_pair_loss_trains_shows_in_the_history_and_round_trips(tmp_path):
-    teacher, student = make_pair()
+    teacher, student = make_pair(num_layers=1)
     distiller = EmbeddingDistiller(teacher, student, state_loss_weight=0.0, sentence_loss_weight=0.0,
                                    pair_loss_weight=2.0, pair_temperature=0.2)
     distiller.compile(learning_rate=3e-4, embedding_learning_rate=2e-3)

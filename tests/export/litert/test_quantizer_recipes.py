@@ -26,10 +26,14 @@ pytestmark = pytest.mark.tensorflow_only(reason="it exports .tflite files")
 
 @pytest.fixture(scope="module")
 def encoder():
-    """A 2-layer BERT with product-coded SubEmbedding, CLS-pooled and normalised."""
+    """A 1-layer BERT with product-coded SubEmbedding, CLS-pooled and normalised.
+
+    One layer holds every kind of kernel a recipe stores (q, k, v, attention
+    output, two feed-forward); each recipe's export traces and converts the
+    model anew, which grows with the layers."""
     keras.utils.set_random_seed(0)
     bert = keras_hub.models.BertBackbone(
-        vocabulary_size=300, num_layers=2, num_heads=2, hidden_dim=64, intermediate_dim=128,
+        vocabulary_size=300, num_layers=1, num_heads=2, hidden_dim=64, intermediate_dim=128,
         max_sequence_length=32)
     student = compress_backbone(bert, "sub", {
         "assignment": "product", "num_tables": 8, "rows_per_table": 16, "reserved_ids": [0, 1, 2, 3, 4]})
@@ -64,11 +68,11 @@ def test_each_recipe_is_verified_and_reports_what_the_file_holds(recipe, encoder
     assert report.max_abs_error <= report.tolerance and report.latency_ms > 0
     # Every transformer kernel (6 per layer) is stored with the recipe's bits.
     bits = weight_bits(flatbuffer, recipe)
-    assert len(bits) == 12 and all(got == want for _, got, want in bits), bits
+    assert len(bits) == 6 and all(got == want for _, got, want in bits), bits
     want_bits = {"int8_weight_only": {8}, "int4_blockwise32_dynamic_int8_attention_output": {4, 8},
                  "int4_dynamic_int8_feedforward_output": {4, 8}}
     assert {got for _, got, _ in bits} == want_bits.get(recipe, {4})
-    assert report.quantized_ops == 12  # the ops the report counts are those kernels
+    assert report.quantized_ops == 6  # the ops the report counts are those kernels
     # The dynamic recipes store the position table (32 x 64) as int8; the
     # product sub-tables (16 rows of 8) are too small to pay for their scales.
     table_types = {dtype for name, _, _, dtype in constant_tensors(flatbuffer, with_type=True)
@@ -113,7 +117,7 @@ def test_a_recipe_the_quantizer_skips_is_refused(float_file, monkeypatch):
                         lambda *_: [dict(rule, regex="no_such_layer")
                                    for rule in recipe.dynamic_wi4_afp32()])
     with pytest.raises(ExportVerificationError, match=r"did not apply quantization='int4_dynamic' "
-                       r"to 12 weight\(s\): .*transformer_layer_0.*\(float bits, wanted 4\)"):
+                       r"to 6 weight\(s\): .*transformer_layer_0.*\(float bits, wanted 4\)"):
         quantizer_recipes.quantize_flatbuffer(open(float_file.path, "rb").read(), "int4_dynamic")
 
 
