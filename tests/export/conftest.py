@@ -67,3 +67,80 @@ def convert_a_noisy_copy(monkeypatch, module, model):
     real_convert = module.convert
     monkeypatch.setattr(module, "convert",
                         lambda _, *args, **kwargs: real_convert(noisy, *args, **kwargs))
+
+
+# Conversions made once per model: each export converts (SavedModel, then the TFLite
+# converter or tf2onnx) for 5-30 s, most of a test's time. Tests of what an export
+# does around the conversion (targets, overwrite, tokenizer files, refusals) ask for
+# `convert_each_model_once`: an export of a model converted before in this session,
+# with the same arguments, gets the bytes the converter gave then. Conversion is
+# deterministic (`test_overwrite_replaces_only_what_an_export_wrote`), each model and
+# quantization is still converted once for real, and everything after the conversion
+# (verification, reports, writing the files) runs as it would.
+CONVERSIONS = {}
+
+
+def model_fingerprint(model):
+    """What tells two models apart for a conversion: their class, config and weights."""
+    import hashlib
+
+    import numpy as np
+
+    digest = hashlib.sha256(type(model).__name__.encode())
+    try:
+        digest.update(model.to_json().encode())
+    except Exception:  # a model without a serialisable config: its weights still count
+        pass
+    for weight in model.weights:
+        value = np.ascontiguousarray(keras.ops.convert_to_numpy(weight))
+        digest.update(f"{weight.path}:{value.dtype}:{value.shape}".encode())
+        digest.update(value.tobytes())
+    return digest.hexdigest()
+
+
+def converted_once(function, model_argument):
+    """`function`, remembering its result per (model fingerprint, other arguments);
+    the scratch folder (a fresh name beside each target) is no part of the key."""
+    import inspect
+
+    signature = inspect.signature(function)
+
+    def once(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        arguments.pop("scratch", None)
+        model = arguments.pop(model_argument)
+        key = (function.__module__, function.__name__,
+               model_fingerprint(model) if model_argument == "model" else hash_bytes(model),
+               repr(sorted(arguments.items())))
+        if key not in CONVERSIONS:
+            CONVERSIONS[key] = function(*args, **kwargs)
+        return CONVERSIONS[key]
+
+    return once
+
+
+def hash_bytes(data):
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.fixture
+def convert_each_model_once(monkeypatch):
+    """Within the test, `.tflite` and `.onnx` conversions (and ai-edge-quantizer's
+    quantization of a flatbuffer) of a model converted before reuse those bytes.
+    On another backend the export converts in a TensorFlow process: nothing to reuse."""
+    if keras.backend.backend() != "tensorflow":
+        return
+    from keras_subembed.export.litert import conversion
+
+    monkeypatch.setattr(conversion, "convert", converted_once(conversion.convert, "model"))
+    monkeypatch.setattr(conversion, "quantize_flatbuffer",
+                        converted_once(conversion.quantize_flatbuffer, "flatbuffer"))
+    try:
+        from keras_subembed.export.onnx import onnx_format
+    except ImportError:
+        return
+    monkeypatch.setattr(onnx_format, "convert", converted_once(onnx_format.convert, "model"))

@@ -40,6 +40,11 @@ def fail_if_converted(*args, **kwargs):
     raise AssertionError("the conversion ran before the target was checked")
 
 
+# The tests of what an export does around the conversion take `convert_each_model_once`
+# (tests/export/conftest.py): each model converted once. The overwrite and killed-export
+# tests convert every time: they test the conversion's output and its scratch folder.
+
+
 # --- the command line: no output is the input, nothing arbitrary is replaced --------
 
 
@@ -113,7 +118,8 @@ def test_target_under_a_file_or_onto_a_folder_fails_before_converting(model, tmp
     assert (tmp_path / "a_file").read_text() == "x"
 
 
-def test_file_appearing_during_the_export_is_kept(model, tmp_path, monkeypatch):
+def test_file_appearing_during_the_export_is_kept(model, tmp_path, monkeypatch,
+                                                  convert_each_model_once):
     target = tmp_path / "m.tflite"
     real_convert = conversion.convert
 
@@ -128,7 +134,8 @@ def test_file_appearing_during_the_export_is_kept(model, tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.tflite"]
 
 
-def test_outputs_get_the_permissions_of_a_normally_created_file(model, tmp_path):
+def test_outputs_get_the_permissions_of_a_normally_created_file(model, tmp_path,
+                                                                convert_each_model_once):
     (tmp_path / "normal").write_text("")
     normal_mode = (tmp_path / "normal").stat().st_mode & 0o777
     report = export_tflite(model, tmp_path / "m.tflite")
@@ -195,7 +202,8 @@ def test_json_report_is_recognised_for_overwrite(tmp_path):
 # --- issue 20: overwrite replaces only what this package wrote, proven by its content --
 
 
-def test_cli_overwrite_keeps_a_vocabulary_it_did_not_write(saved_masked_lm, tmp_path, capsys):
+def test_cli_overwrite_keeps_a_vocabulary_it_did_not_write(saved_masked_lm, tmp_path, capsys,
+                                                           convert_each_model_once):
     diary = tmp_path / "diary.vocab.txt"
     diary.write_text("dear diary\ntoday I exported a model\n")
     assert convert_main([str(saved_masked_lm), "--tflite", str(tmp_path / "diary.tflite"),
@@ -212,7 +220,8 @@ def test_cli_overwrite_keeps_a_vocabulary_it_did_not_write(saved_masked_lm, tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["diary.tflite", "diary.vocab.txt"]
 
 
-def test_overwrite_refuses_a_tflite_file_or_saved_model_it_did_not_write(model, tmp_path):
+def test_overwrite_refuses_a_tflite_file_or_saved_model_it_did_not_write(model, tmp_path,
+                                                                         convert_each_model_once):
     import tensorflow as tf
 
     foreign = tmp_path / "theirs.tflite"
@@ -274,8 +283,8 @@ def test_a_path_that_is_not_a_path_is_named(model, path):
         export_saved_model(model, path)
 
 
-def test_a_users_file_put_at_the_target_during_an_overwriting_export_is_kept(model, tmp_path,
-                                                                          monkeypatch):
+def test_a_users_file_put_at_the_target_during_an_overwriting_export_is_kept(
+        model, tmp_path, monkeypatch, convert_each_model_once):
     """Issue 32 item 10: with overwrite=True the target was checked only at the start."""
     target = tmp_path / "m.tflite"
     real_convert = conversion.convert

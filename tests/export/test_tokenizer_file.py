@@ -25,7 +25,8 @@ from test_mediapipe_format import SUB  # noqa: E402
 from test_mediapipe_format import VOCABULARY  # noqa: E402
 
 DEVICE = pathlib.Path(__file__).parents[2] / "device"
-pytestmark = pytest.mark.tensorflow_only(reason="export to TFLite / ONNX traces in TensorFlow")
+pytestmark = [pytest.mark.tensorflow_only(reason="export to TFLite / ONNX traces in TensorFlow"),
+              pytest.mark.usefixtures("convert_each_model_once")]
 ENGLISH = ["the police said the road was closed", "rain in the city", "one new game"]
 
 

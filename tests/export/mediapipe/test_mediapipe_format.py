@@ -21,6 +21,8 @@ from test_compressed_text_embedder import VOCABULARY  # noqa: E402
 tensorflow_only = pytest.mark.tensorflow_only(reason="it traces the model in TensorFlow")
 # The wheel exists for Linux x86-64 / aarch64, macOS and Windows; CI installs it.
 pytest.importorskip("mediapipe", reason="no `mediapipe` wheel for this platform")
+# Each model and quantization converted once (tests/export/conftest.py).
+pytestmark = pytest.mark.usefixtures("convert_each_model_once")
 
 # Case and punctuation that MediaPipe's tokenizer must handle as the model's does.
 TEXTS = ["The police said the road was closed.", "Rain in the CITY, one new game!",

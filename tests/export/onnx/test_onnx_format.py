@@ -20,7 +20,8 @@ from test_compressed_text_embedder import make_bert_embedder  # noqa: E402
 
 # find_spec, not an import: importing tf2onnx would import TensorFlow into a JAX run.
 MISSING = [name for name in ("onnx", "onnxruntime", "tf2onnx") if importlib.util.find_spec(name) is None]
-pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"not installed: {MISSING}")
+pytestmark = [pytest.mark.skipif(bool(MISSING), reason=f"not installed: {MISSING}"),
+              pytest.mark.usefixtures("convert_each_model_once")]
 
 
 @pytest.fixture(scope="module")

@@ -211,4 +211,5 @@ def test_convert_command_and_litert_only_runner(saved_masked_lm, tmp_path, capsy
 
 
 # Export (SavedModel, TFLite) is TensorFlow's; from JAX it runs in a TensorFlow process.
-pytestmark = pytest.mark.tensorflow_only(reason="export to SavedModel / TFLite")
+pytestmark = [pytest.mark.tensorflow_only(reason="export to SavedModel / TFLite"),
+              pytest.mark.usefixtures("convert_each_model_once")]
