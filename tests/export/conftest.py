@@ -1,12 +1,18 @@
 """Small models shared by the export tests."""
 
+import hashlib
+import inspect
+
 import keras
 import keras_hub
+import numpy as np
 import pytest
 
+from keras_subembed.export.model_parts import copy_model
 from keras_subembed.models import CompressedRobertaBackbone
 from keras_subembed.models import CompressedRobertaMaskedLM
 from keras_subembed.models import CompressedRobertaMaskedLMPreprocessor
+from keras_subembed.models.token_embedding import find_token_embedding
 
 VOCABULARY = (["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
               + "the police said was closed market news".split() + list("abcdefghijklmnopqrstuvwxyz."))
@@ -53,10 +59,6 @@ def saved_masked_lm(tmp_path_factory):
 def convert_a_noisy_copy(monkeypatch, module, model):
     """Makes `module.convert` convert a copy of `model` whose token table carries 5% noise,
     whatever model it is given: the file no longer matches the model that is verified."""
-    import numpy as np
-
-    from keras_subembed.export.model_parts import copy_model
-    from keras_subembed.models.token_embedding import find_token_embedding
 
     noisy = copy_model(model)
     rng = np.random.default_rng(0)
@@ -82,10 +84,6 @@ CONVERSIONS = {}
 
 def model_fingerprint(model):
     """What tells two models apart for a conversion: their class, config and weights."""
-    import hashlib
-
-    import numpy as np
-
     digest = hashlib.sha256(type(model).__name__.encode())
     try:
         digest.update(model.to_json().encode())
@@ -101,8 +99,6 @@ def model_fingerprint(model):
 def converted_once(function, model_argument):
     """`function`, remembering its result per (model fingerprint, other arguments);
     the scratch folder (a fresh name beside each target) is no part of the key."""
-    import inspect
-
     signature = inspect.signature(function)
 
     def once(*args, **kwargs):
@@ -122,8 +118,6 @@ def converted_once(function, model_argument):
 
 
 def hash_bytes(data):
-    import hashlib
-
     return hashlib.sha256(data).hexdigest()
 
 
