@@ -7,12 +7,13 @@ from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.litert.kernel_ops import kernel_ops
 from keras_subembed.export.litert.kernel_ops import rounded_layers
 from keras_subembed.export.litert.lookup_tables import int8_lookup_tables
-from keras_subembed.export.litert.quantizer_recipes import import_ai_edge_quantizer
 from keras_subembed.export.litert.quantizer_recipes import quantize_flatbuffer
 from keras_subembed.export.model_parts import copy_model
 from keras_subembed.export.saved_model import write_saved_model
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.layer_walk import walk_layers
+from keras_subembed.optional import ai_edge_quantizer
+from keras_subembed.optional import litert_interpreter
 from keras_subembed.quantization.fake_quantization import round_weights
 from keras_subembed.quantization.recipes import RECIPE_NAMES
 from keras_subembed.quantization.recipes import get_recipe
@@ -26,7 +27,7 @@ def recipe_of(quantization):
     quantizations; `ai-edge-quantizer` is imported first, to fail before converting."""
     if quantization not in RECIPE_NAMES:
         return None
-    import_ai_edge_quantizer(quantization)
+    ai_edge_quantizer.require()
     return get_recipe(quantization)
 
 
@@ -109,7 +110,5 @@ def unsupported_op_error(error, model):
 
 
 def interpreter_runner(flatbuffer, num_threads=None):
-    from ai_edge_litert.interpreter import Interpreter
-
-    interpreter = Interpreter(model_content=flatbuffer, num_threads=num_threads)
+    interpreter = litert_interpreter.Interpreter(model_content=flatbuffer, num_threads=num_threads)
     return interpreter.get_signature_runner(SIGNATURE)
