@@ -2,6 +2,8 @@
 
 import re
 
+import tensorflow as tf
+
 from keras_subembed import files
 from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.litert.kernel_ops import kernel_ops
@@ -72,8 +74,6 @@ def convert(model, serving_inputs=None, quantization=None, representative_datase
     staging name beside its target, which the next export cleans up if this
     one is killed), else in the system's temporary folder.
     """
-    import tensorflow as tf
-
     serving_inputs = serving_inputs or ServingInputs.of(model)
     with files.scratch_folder(scratch) as tmp:
         write_saved_model(model, f"{tmp}/saved_model", serving_inputs)
