@@ -33,8 +33,9 @@ own subprocess, where a thread samples the resident memory: the peak growth
 over the process's memory after a warm-up call is reported.
 
 With `--backend jax` every row also records XLA's compiled temporary memory
-(`jax.jit(f).lower(...).compile().memory_analysis().temp_size_in_bytes`), and
-the script imports no TensorFlow (it runs on a CUDA JAX machine without it).
+(`jax.jit(f).lower(...).compile().memory_analysis().temp_size_in_bytes`).
+TensorFlow is imported with the package (it requires it on every backend) but
+runs nothing there.
 `--temp-only` compiles each function and records its temp memory without
 timing it (batches too large to run on a small CPU). `--gpu-target SPEC.txtpb`
 (with `--temp-only`) compiles for the CUDA GPU that XLA GpuTargetConfig

@@ -5,12 +5,12 @@ must check (the vocabulary's size and fingerprint, the text normalisation)."""
 import json
 
 import numpy as np
+from tensorflow.lite.python import schema_py_generated
+from tensorflow.lite.tools import flatbuffer_utils  # TensorFlow: where .tflite files are
 
 
 def tflite_schema():
     """TensorFlow Lite's flatbuffer schema (generated Python classes)."""
-    from tensorflow.lite.python import schema_py_generated
-
     return schema_py_generated
 
 
@@ -21,15 +21,11 @@ WRITTEN_BY = "keras_subembed.export"
 
 def read_model(flatbuffer):
     """A `.tflite` flatbuffer as TensorFlow Lite's object API (`ModelT`)."""
-    from tensorflow.lite.tools import flatbuffer_utils  # TensorFlow: where .tflite files are
-
     return flatbuffer_utils.read_model_from_bytearray(flatbuffer)
 
 
 def write_model(model):
     """The `.tflite` flatbuffer bytes of a `ModelT`."""
-    from tensorflow.lite.tools import flatbuffer_utils
-
     return flatbuffer_utils.convert_object_to_bytearray(model)
 
 

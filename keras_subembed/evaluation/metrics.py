@@ -21,6 +21,15 @@ import io
 import pathlib
 
 import numpy as np
+from scipy.stats import bootstrap
+from scipy.stats import spearmanr
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import cross_val_predict
+from sklearn.model_selection import cross_val_score
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 from keras_subembed import datasets
 from keras_subembed import files
@@ -28,6 +37,9 @@ from keras_subembed.checks import check_finite_array
 from keras_subembed.checks import check_int
 from keras_subembed.checks import check_open_probability
 from keras_subembed.checks import check_seed
+from keras_subembed.optional import matplotlib_backend_agg
+from keras_subembed.optional import matplotlib_figure
+from keras_subembed.optional import matplotlib_ticker
 
 # Values `bootstrap_interval` resamples at once (1M: about 25 MB at the peak).
 _BOOTSTRAP_ELEMENTS = 2**20
@@ -75,10 +87,6 @@ def mean_cosine(vectors, reference_vectors):
 
 
 def _classifier(seed):
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
     # Standardised features make the score independent of the vectors'
     # scale, which differs between a teacher and its compressed students.
     return make_pipeline(
@@ -95,8 +103,6 @@ def sentiment_accuracy(vectors, labels, folds=5, seed=0):
     >>> sentiment_accuracy(vectors, [1, 1, 1, 0, 0, 0], folds=3)
     (1.0, 0.0)
     """
-    from sklearn.model_selection import StratifiedKFold, cross_val_score
-
     vectors, labels = _checked_folds(vectors, labels, folds)
     splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
     scores = cross_val_score(_classifier(seed), vectors, labels, cv=splitter)
@@ -125,8 +131,6 @@ def sentiment_correct(vectors, labels, folds=5, seed=0):
     >>> sentiment_correct(vectors, [1, 1, 1, 0, 0, 0], folds=3).tolist()
     [True, True, True, True, True, True]
     """
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
-
     vectors, labels = _checked_folds(vectors, labels, folds)
     splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
     return cross_val_predict(_classifier(seed), vectors, labels, cv=splitter) == labels
@@ -145,8 +149,6 @@ def bootstrap_interval(values, reference_values=None, rounds=2000, confidence=0.
     True
     """
     seed = check_seed(seed)
-    from scipy.stats import bootstrap
-
     values = np.asarray(values, dtype="float64")
     if values.ndim != 1 or len(values) < 2 or not np.all(np.isfinite(values)):
         raise ValueError(f"`values` must be a 1-D array of at least 2 finite numbers. "
@@ -219,8 +221,6 @@ def stratified_split(texts, labels, test_fraction=0.3, seed=0):
     >>> texts, labels, names = datasets.newsgroup_posts()
     >>> train_texts, train_labels, test_texts, test_labels = stratified_split(texts, labels)
     """
-    from sklearn.model_selection import train_test_split
-
     texts = list(texts)
     labels = _as_labels("labels", labels, len(texts), "texts")
     seed = check_seed(seed)
@@ -271,8 +271,6 @@ def word_similarity_spearman(embed_words, name, vocabulary=None):
     >>> pairs
     999
     """
-    from scipy.stats import spearmanr
-
     if not callable(embed_words):
         raise TypeError(
             "`embed_words` must be a callable mapping a list of words to an "
@@ -414,11 +412,6 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
     >>> plot_quality_vs_size(rows, path) == path
     True
     """
-    # A bare Figure draws with Agg and leaves pyplot's global state alone.
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
     file_format = plot_format(path)
     files.check_file_target(path, overwrite, is_plot_file, "a plot this function wrote")
     rows = list(rows)
@@ -437,8 +430,9 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
             )
         panels.append((key, kept))
 
-    figure = Figure(figsize=(6.4 * len(panels), 4.8))
-    FigureCanvasAgg(figure)  # a renderer, to measure the labels
+    # A bare Figure draws with Agg and leaves pyplot's global state alone.
+    figure = matplotlib_figure.Figure(figsize=(6.4 * len(panels), 4.8))
+    matplotlib_backend_agg.FigureCanvasAgg(figure)  # a renderer, to measure the labels
     axes = figure.subplots(1, len(panels), squeeze=False)
     for axis, (key, kept) in zip(axes[0], panels):
         points = [(float(row[size]), float(row[key])) for row in kept]
@@ -451,9 +445,10 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
         axis.step(xs[front], ys[front], where="post", color="tab:blue", alpha=0.6, zorder=1)
         axis.set_xscale("log")
         # Plain numbers at 1-2-3-5 steps: the default 10^x labels collide.
-        axis.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
-        axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-        axis.xaxis.set_minor_formatter(NullFormatter())
+        axis.xaxis.set_major_locator(matplotlib_ticker.LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
+        axis.xaxis.set_major_formatter(
+            matplotlib_ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+        axis.xaxis.set_minor_formatter(matplotlib_ticker.NullFormatter())
         # Room on the right for the labels of the largest points.
         axis.set_xlim(xs.min() / 1.3, xs.max() * 1.8)
         _place_labels(axis, [str(row.get(label, "")) for row in kept], xs, ys)

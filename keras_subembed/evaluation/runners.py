@@ -3,6 +3,9 @@
 import keras
 import numpy as np
 
+from keras_subembed.optional import litert_interpreter
+from keras_subembed.optional import onnxruntime
+
 
 def keras_runner(embedder):
     """A keras-hub `TextEmbedder` as `run_batch`; one sentence is segment 0 throughout.
@@ -29,9 +32,8 @@ def tflite_runner(path, num_threads=2):
     vectors = TokenizedTexts(texts, preprocessor).embed(tflite_runner("minilm.tflite"))
     ```
     """
-    from ai_edge_litert.interpreter import Interpreter  # optional: the `litert` extra
-
-    runner = Interpreter(model_path=str(path), num_threads=num_threads).get_signature_runner()
+    interpreter = litert_interpreter.Interpreter(model_path=str(path), num_threads=num_threads)
+    runner = interpreter.get_signature_runner()
     return lambda ids, mask: runner(token_ids=ids, padding_mask=mask)["embedding"]
 
 
@@ -43,8 +45,6 @@ def onnx_runner(path, num_threads=2):
     vectors = TokenizedTexts(texts, preprocessor).embed(onnx_runner("minilm.onnx"))
     ```
     """
-    import onnxruntime  # optional: the `onnx` extra
-
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = num_threads
     options.log_severity_level = 3

@@ -5,7 +5,6 @@ import sys
 
 from keras_subembed import files
 from keras_subembed.export import tensorflow_process
-from keras_subembed.export.litert.quantizer_recipes import import_ai_edge_quantizer
 from keras_subembed.export.model_parts import EMBEDDING_MODES
 from keras_subembed.export.model_parts import load_model
 from keras_subembed.export.saved_model import export_saved_model
@@ -14,6 +13,7 @@ from keras_subembed.export.signature import make_sample_inputs
 from keras_subembed.export.tflite.tflite_format import QUANTIZATIONS
 from keras_subembed.export.tflite.tflite_format import export_tflite
 from keras_subembed.export.tokenizer_file import TokenizerFile
+from keras_subembed.optional import ai_edge_quantizer
 from keras_subembed.quantization.recipes import RECIPE_NAMES
 
 
@@ -75,7 +75,7 @@ def main(argv=None):
     args = parse_args(argv)
     if args.quantization in RECIPE_NAMES:
         try:  # before any conversion: the optional extra may be missing
-            import_ai_edge_quantizer(args.quantization)
+            ai_edge_quantizer.require()
         except ImportError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2

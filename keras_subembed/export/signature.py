@@ -5,6 +5,7 @@ import dataclasses
 import keras
 import keras_hub
 import numpy as np
+import tensorflow as tf
 
 from keras_subembed.models.token_embedding import find_token_embedding
 from keras_subembed.export.model_parts import max_sequence_length
@@ -86,8 +87,6 @@ class ServingInputs:
 
     def tensor_specs(self):
         """`{name: tf.TensorSpec}` for a serving signature."""
-        import tensorflow as tf
-
         return {name: tf.TensorSpec(shape, dtype, name=name) for name, dtype, shape in self.specs}
 
     def arguments(self, by_name):

@@ -4,6 +4,7 @@ import weakref
 
 import keras
 import numpy as np
+import tensorflow as tf
 from keras import ops
 
 from keras_subembed.assignment.clustered import check_embedding_table
@@ -12,6 +13,7 @@ from keras_subembed.checks import check_id_values
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed  # noqa: F401 (re-exported)
 from keras_subembed.layers.compression_report import CompressionReport
+from keras_subembed.optional import jax
 
 
 def hide_from_constant_folding(values, hidden):
@@ -43,8 +45,6 @@ def known_values(tensor):
     """
     backend = keras.backend.backend()
     if backend == "tensorflow":
-        import tensorflow as tf
-
         if isinstance(tensor, (tf.RaggedTensor, tf.SparseTensor)):
             raise ValueError(
                 "Compressed embeddings take dense token ids. Received a "
@@ -55,8 +55,6 @@ def known_values(tensor):
                 return None
             return tensor.numpy()
     if backend == "jax":
-        import jax
-
         try:
             return ops.convert_to_numpy(tensor)
         except jax.errors.TracerArrayConversionError:  # public, unlike jax.core.Tracer

@@ -1,6 +1,14 @@
 """Which gather layout is fast where: XLA and GPUs, or TensorFlow's own kernels."""
 
 import keras
+import tensorflow as tf
+
+from keras_subembed.optional import jax
+
+try:  # TensorFlow's internal query for an XLA context (it has no public one)
+    from tensorflow.python.ops import control_flow_util
+except ImportError:  # without it, XLA gets the row layout (correct, only slower)
+    control_flow_util = None
 
 
 def column_gathers_are_fast():
@@ -17,18 +25,12 @@ def column_gathers_are_fast():
         return True  # every JAX function runs through XLA
     if backend != "tensorflow":
         return False
-    import tensorflow as tf
-
     if tf.config.list_logical_devices("GPU"):
         return True
     try:
         # tf.function(jit_compile=True) traces its graph in an XLA context.
-        # TensorFlow has no public query for it: without this internal one,
-        # XLA gets the row layout (correct, only slower).
-        from tensorflow.python.ops import control_flow_util
-
         return bool(control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()))
-    except (ImportError, AttributeError):
+    except AttributeError:  # the internal module or its function is gone: the row layout
         return False
 
 
@@ -58,8 +60,6 @@ def side_by_side(parts):
     """
     if keras.backend.backend() != "jax":
         return keras.ops.concatenate(parts, axis=-1)
-    import jax
-
     return jax.lax.platform_dependent(
         *parts,
         cpu=lambda *cpu_parts: keras.ops.concatenate(cpu_parts, axis=-1),

@@ -24,6 +24,7 @@ import types
 
 import keras
 import numpy as np
+import tensorflow as tf
 from keras import ops
 
 _MULTIPLIER_1 = 0x7FEB352D
@@ -71,8 +72,6 @@ def _eager_scope():
     # Keys are layer constants: compute them eagerly even when a layer is
     # created while a tf.function traces.
     if keras.backend.backend() == "tensorflow":
-        import tensorflow as tf
-
         return tf.init_scope()
     return contextlib.nullcontext()
 

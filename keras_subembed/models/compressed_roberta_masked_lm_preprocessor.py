@@ -2,6 +2,7 @@
 
 import keras
 import keras_hub
+import tensorflow as tf
 
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
@@ -52,10 +53,6 @@ class CompressedRobertaMaskedLMPreprocessor(keras_hub.models.BertMaskedLMPreproc
     # tf.Tensor) and `_call_python` for eager calls.
     @preprocessing_function
     def _call_tf(self, x, y=None, sample_weight=None):
-        # Imported here: `import keras_subembed` must not need TensorFlow on
-        # JAX, and this path runs only where tf.data does.
-        import tensorflow as tf
-
         outputs = super()._call_tf(x, y, sample_weight)
         return backbone_inputs(outputs, cast=tf.cast)
 

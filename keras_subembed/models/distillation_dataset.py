@@ -1,6 +1,7 @@
 """Unlabelled text as the endless, shuffled, tokenized batches a distiller trains on."""
 
 import numpy as np
+import tensorflow as tf
 
 from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed
@@ -70,8 +71,6 @@ def distillation_dataset(texts, preprocessor, batch_size, seed=0, pairs=None):
 
 def _batches(rows, rows_per_batch, seed, preprocessor, paired):
     """Shuffled, repeated, tokenized batches of `rows` (texts, or pairs laid out flat)."""
-    import tensorflow as tf  # tf.data; JAX-only installs lack TensorFlow
-
     if len(rows) < rows_per_batch:
         # Otherwise the repeated dataset never yields a batch: `fit` would hang.
         if not paired:
@@ -93,8 +92,6 @@ def _batches(rows, rows_per_batch, seed, preprocessor, paired):
 def _int_mask(batch):
     """`padding_mask` as int32, the encoders' input dtype: a bool one also breaks fitting
     under tf.distribute.MirroredStrategy (its first batch is reduced with AddN)."""
-    import tensorflow as tf
-
     if isinstance(batch, dict) and batch.get("padding_mask") is not None:
         batch = {**batch, "padding_mask": tf.cast(batch["padding_mask"], "int32")}
     return batch

@@ -5,6 +5,7 @@ import contextlib
 import keras
 import keras_hub
 import numpy as np
+import tensorflow as tf
 from keras import ops
 
 from keras_subembed.checks import check_choice
@@ -413,8 +414,7 @@ def _sentencepiece_reset_explained():
     try:
         yield
     except Exception as error:
-        # By name and message: this module must import without TensorFlow (JAX).
-        if type(error).__name__ != "NotFoundError" or "SentencepieceOp" not in str(error):
+        if not isinstance(error, tf.errors.NotFoundError) or "SentencepieceOp" not in str(error):
             raise
         raise RuntimeError(
             "The tokenizer's SentencePiece model is gone: `keras.utils.set_random_seed` (or "
@@ -465,8 +465,6 @@ def _replica_context():
     else None (one device, a cross-replica context, or JAX)."""
     if keras.backend.backend() != "tensorflow":
         return None
-    import tensorflow as tf
-
     context = tf.distribute.get_replica_context()
     if context is None or context.num_replicas_in_sync == 1:
         return None

@@ -2,6 +2,7 @@
 
 import keras
 import numpy as np
+import tensorflow as tf
 from keras import ops
 
 from keras_subembed.checks import check_id_values
@@ -207,9 +208,5 @@ def check_sentences(x, preprocessor):
 
 
 def is_dataset(x):
-    """Whether `x` is a `tf.data.Dataset` (TensorFlow ships with the package)."""
-    try:
-        import tensorflow as tf
-    except ImportError:  # pragma: no cover - TensorFlow ships with the package
-        return False
+    """Whether `x` is a `tf.data.Dataset`."""
     return isinstance(x, tf.data.Dataset)

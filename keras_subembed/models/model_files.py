@@ -13,6 +13,7 @@ import re
 import keras_hub
 
 from keras_subembed.checks import check_positive_int
+from keras_subembed.optional import safetensors
 from keras_subembed.tokenizer_kinds.sentencepiece import parse_xlm_roberta_sentencepiece
 from keras_subembed.tokenizer_kinds.wordpiece import read_vocabulary
 from keras_subembed.tokenizer_kinds.wordpiece import vocabulary_fingerprint
@@ -162,12 +163,10 @@ def check_weights_fit_config(path, sizes):
     or a token table of another `vocab_size`: keras-hub would drop or misread them."""
     if not path.is_file():
         return
-    try:
-        from safetensors import safe_open
-    except ImportError:  # keras-hub cannot read the file either, and says so
+    if not safetensors.available:  # keras-hub cannot read the file either, and says so
         return
     try:
-        with safe_open(str(path), framework="numpy") as weights:
+        with safetensors.safe_open(str(path), framework="numpy") as weights:
             shapes = {name: weights.get_slice(name).get_shape() for name in weights.keys()}
     except Exception as error:  # safetensors raises its own SafetensorError
         raise ValueError(f"{str(path)!r} is not a readable safetensors file: {error}") from None

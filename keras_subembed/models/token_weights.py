@@ -5,6 +5,7 @@ import contextlib
 import keras
 import keras_hub
 import numpy as np
+import tensorflow as tf
 
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
@@ -115,8 +116,7 @@ def _tokenizer_of(model):
 
 
 def _string_batches(texts, batch_size):
-    import tensorflow as tf  # tf.data: tokenizers run inside it on every backend
-
+    # Through tf.data: keras-hub's tokenizers run inside it on every backend.
     if isinstance(texts, str):
         raise TypeError(
             "`texts` must be many strings (a list, array or tf.data.Dataset), not one "

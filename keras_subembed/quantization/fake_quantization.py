@@ -13,11 +13,13 @@ the export.
 import contextlib
 
 import keras
+import tensorflow as tf
 
 from keras_subembed.layer_walk import walk_layers
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.compressed_embedding import forget_compiled_steps
 from keras_subembed.layers.compressed_embedding import remember_model
+from keras_subembed.optional import jax
 from keras_subembed.quantization.kernel_rounding import fake_quantize
 from keras_subembed.quantization.kernel_rounding import reduced_axes
 from keras_subembed.quantization.kernel_rounding import round_kernel
@@ -124,12 +126,8 @@ def _forget_traces(layers):
 def _tracing(layers):
     """Whether a step is being traced now: its own cache must not be dropped."""
     if keras.backend.backend() == "tensorflow":
-        import tensorflow as tf
-
         return tf.inside_function()
     if keras.backend.backend() == "jax":
-        import jax
-
         # A traced Keras step reads its variables as tracers.
         return any(isinstance(layer._kernel.value, jax.core.Tracer)
                    for layer in layers if layer.built)

@@ -5,6 +5,7 @@ import tempfile
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 from keras_subembed.checks import check_non_negative_int
 from keras_subembed.checks import check_non_negative_number
@@ -78,8 +79,6 @@ def check_distribution(distribution, batch_size):
         replicas = int(mesh.shape[list(mesh.axis_names).index(distribution.batch_dim_name)])
         multiple, why = replicas, f"the {replicas} devices of the batch axis"
     elif backend == "tensorflow":
-        import tensorflow as tf
-
         if not isinstance(distribution, tf.distribute.Strategy):
             raise TypeError(
                 "On TensorFlow `distribution` must be a tf.distribute.Strategy (e.g. "
@@ -268,8 +267,6 @@ def _fixed_batches(dataset, steps):
     dataset is shuffled anew for each iterator. Fixed, every backend and distribution
     trains on the same batches: the first `steps` of the seeded order (a few MB of ids).
     """
-    import tensorflow as tf
-
     batches = list(dataset.take(steps))
     stacked = tf.nest.map_structure(lambda *parts: tf.stack(parts), *batches)
     return tf.data.Dataset.from_tensor_slices(stacked)

@@ -12,6 +12,8 @@ XLM-R keeps.
 import hashlib
 import pathlib
 
+from keras_subembed.optional import sentencepiece_model_pb2
+
 # The first three pieces of an XLM-R SentencePiece model, which fairseq's
 # four ids (`<s>`, `<pad>`, `</s>`, `<unk>`) replace.
 SENTENCEPIECE_SPECIAL_PIECES = ("<unk>", "<s>", "</s>")
@@ -64,8 +66,6 @@ def parse_xlm_roberta_sentencepiece(proto, source):
     """The `ModelProto` of the serialized SentencePiece model `proto`, else a
     `ValueError` naming `source`: bytes that are not a model, or a model
     without XLM-R's first pieces (its ids would not be the model's)."""
-    from sentencepiece import sentencepiece_model_pb2
-
     model = sentencepiece_model_pb2.ModelProto()
     try:
         model.ParseFromString(proto)
@@ -106,8 +106,6 @@ def mediapipe_sentencepiece_model(proto):
     data = mediapipe_sentencepiece_model(tokenizer.proto)
     ```
     """
-    from sentencepiece import sentencepiece_model_pb2
-
     model = parse_xlm_roberta_sentencepiece(proto, "`proto`")
     kept = list(model.pieces[3:])
     del model.pieces[:]

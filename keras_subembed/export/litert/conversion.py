@@ -2,17 +2,20 @@
 
 import re
 
+import tensorflow as tf
+
 from keras_subembed import files
 from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.litert.kernel_ops import kernel_ops
 from keras_subembed.export.litert.kernel_ops import rounded_layers
 from keras_subembed.export.litert.lookup_tables import int8_lookup_tables
-from keras_subembed.export.litert.quantizer_recipes import import_ai_edge_quantizer
 from keras_subembed.export.litert.quantizer_recipes import quantize_flatbuffer
 from keras_subembed.export.model_parts import copy_model
 from keras_subembed.export.saved_model import write_saved_model
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.layer_walk import walk_layers
+from keras_subembed.optional import ai_edge_quantizer
+from keras_subembed.optional import litert_interpreter
 from keras_subembed.quantization.fake_quantization import round_weights
 from keras_subembed.quantization.recipes import RECIPE_NAMES
 from keras_subembed.quantization.recipes import get_recipe
@@ -26,7 +29,7 @@ def recipe_of(quantization):
     quantizations; `ai-edge-quantizer` is imported first, to fail before converting."""
     if quantization not in RECIPE_NAMES:
         return None
-    import_ai_edge_quantizer(quantization)
+    ai_edge_quantizer.require()
     return get_recipe(quantization)
 
 
@@ -71,8 +74,6 @@ def convert(model, serving_inputs=None, quantization=None, representative_datase
     staging name beside its target, which the next export cleans up if this
     one is killed), else in the system's temporary folder.
     """
-    import tensorflow as tf
-
     serving_inputs = serving_inputs or ServingInputs.of(model)
     with files.scratch_folder(scratch) as tmp:
         write_saved_model(model, f"{tmp}/saved_model", serving_inputs)
@@ -109,7 +110,5 @@ def unsupported_op_error(error, model):
 
 
 def interpreter_runner(flatbuffer, num_threads=None):
-    from ai_edge_litert.interpreter import Interpreter
-
-    interpreter = Interpreter(model_content=flatbuffer, num_threads=num_threads)
+    interpreter = litert_interpreter.Interpreter(model_content=flatbuffer, num_threads=num_threads)
     return interpreter.get_signature_runner(SIGNATURE)

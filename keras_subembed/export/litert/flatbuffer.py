@@ -3,6 +3,8 @@
 
 import re
 
+from tensorflow.lite.tools import flatbuffer_utils  # TensorFlow: where .tflite files are
+
 from keras_subembed.export.model_parts import weight_shapes
 from keras_subembed.tflite_metadata import read_model
 from keras_subembed.tflite_metadata import tflite_schema
@@ -59,8 +61,6 @@ def quantized_op_count(flatbuffer):
 
 def op_names(flatbuffer):
     """Sorted names of the builtin (or custom) ops the file uses."""
-    from tensorflow.lite.tools import flatbuffer_utils  # TensorFlow: where .tflite files are
-
     model = read_model(flatbuffer)
     return tuple(sorted({
         f"CUSTOM:{code.customCode.decode()}" if code.customCode is not None

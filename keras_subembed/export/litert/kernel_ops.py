@@ -15,7 +15,8 @@ import keras
 import numpy as np
 
 from keras_subembed.export.errors import ExportVerificationError
-from keras_subembed.export.litert.quantizer_recipes import import_ai_edge_quantizer
+from keras_subembed.optional import qtyping
+from keras_subembed.optional import tfl_flatbuffer_utils
 from keras_subembed.quantization.fake_quantization import quantized_layers
 from keras_subembed.tflite_metadata import read_model
 
@@ -39,7 +40,6 @@ def kernel_ops(flatbuffer, model, recipe):
         kernel = np.asarray(keras.ops.convert_to_numpy(layer._kernel), "float32")
         by_size.setdefault(kernel.size, []).append(
             (np.sort(kernel, axis=None), kernel, layer, rounding))
-    qtyping, _, _, utils = import_ai_edge_quantizer(name)
     # TensorFlow's reader: buffers a file over 2 GB keeps past the flatbuffer read in place.
     tflite = read_model(flatbuffer)
     found, matched, unmatched_sizes = [], set(), set()
@@ -58,7 +58,7 @@ def kernel_ops(flatbuffer, model, recipe):
                     if _same_up_to_scale(ordered, values)
                     or _same_up_to_column_scales(weight.reshape(shape), kernel)]
             if same:
-                found.append((utils.get_op_scope(op, subgraph.tensors), *same[0]))
+                found.append((tfl_flatbuffer_utils.get_op_scope(op, subgraph.tensors), *same[0]))
                 matched.update(id(layer) for layer, _ in same)
             else:
                 unmatched_sizes.add(weight.size)

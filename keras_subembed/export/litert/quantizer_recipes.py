@@ -4,7 +4,7 @@ The recipes themselves (names, bits, granularity, per-layer overrides) are
 `keras_subembed.quantization.RECIPES`, shared with training;
 this module applies one to a float32 flatbuffer and checks that every
 `FULLY_CONNECTED` weight of the transformer came out as the recipe says.
-`ai-edge-quantizer` is optional (the `quantize` extra) and imported only here.
+`ai-edge-quantizer` is optional (the `quantize` extra, `keras_subembed.optional`).
 """
 
 import contextlib
@@ -13,31 +13,18 @@ import re
 import warnings
 
 from keras_subembed.export.errors import ExportVerificationError
+from keras_subembed.optional import ai_edge_quantizer
+from keras_subembed.optional import qtyping
+from keras_subembed.optional import recipe_manager
+from keras_subembed.optional import tfl_flatbuffer_utils
 from keras_subembed.quantization.recipes import RECIPE_NAMES
 from keras_subembed.quantization.recipes import get_recipe
 
-EXTRA = "quantize"
 # A recipe's file's tolerance in both `.tflite` formats (see `ExportFormat.tolerances`):
 # int8 kernels err as dynamic range does, int4 ones up to half the largest |output|.
 RECIPE_TOLERANCES = {name: 0.1 if name.startswith("int8") else 0.5 for name in RECIPE_NAMES}
 # TensorType codes of the LiteRT schema for the integer weight types we write.
 WEIGHT_BITS = {9: 8, 17: 4}  # INT8, INT4
-
-
-def import_ai_edge_quantizer(name):
-    """The `ai_edge_quantizer` modules we use, or an ImportError naming the extra."""
-    try:
-        from ai_edge_quantizer import qtyping
-        from ai_edge_quantizer import quantizer
-        from ai_edge_quantizer import recipe_manager
-        from ai_edge_quantizer.utils import tfl_flatbuffer_utils
-    except ImportError as error:
-        raise ImportError(
-            f"quantization={name!r} needs the `ai-edge-quantizer` package: install it "
-            f"with `pip install \"keras-subembed[{EXTRA}]\"` (or "
-            f"`pip install ai-edge-quantizer`). ({error})"
-        ) from error
-    return qtyping, quantizer, recipe_manager, tfl_flatbuffer_utils
 
 
 def quantizer_recipe(recipe, ops=None):
@@ -47,7 +34,6 @@ def quantizer_recipe(recipe, ops=None):
     ops to quantize; without it the recipe's own scope rules select them.
     """
     recipe = get_recipe(recipe)
-    qtyping, _, recipe_manager, _ = import_ai_edge_quantizer(recipe.name)
     manager = recipe_manager.RecipeManager()
     add = (manager.add_dynamic_config if recipe.activations == "dynamic"
            else manager.add_weight_only_config)
@@ -73,8 +59,7 @@ def quantize_flatbuffer(flatbuffer, recipe, ops=None):
     silently skips a configuration its kernels do not support).
     """
     recipe = get_recipe(recipe)
-    _, quantizer, _, _ = import_ai_edge_quantizer(recipe.name)
-    engine = quantizer.Quantizer(bytearray(flatbuffer), quantizer_recipe(recipe, ops))
+    engine = ai_edge_quantizer.Quantizer(bytearray(flatbuffer), quantizer_recipe(recipe, ops))
     # Its summary table and progress bars would fill an export's output.
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
             warnings.catch_warnings():
@@ -98,8 +83,7 @@ def weight_bits(flatbuffer, recipe, ops=None):
     `quantizer_recipe`)."""
     recipe = get_recipe(recipe)
     chosen = None if ops is None else dict(ops)
-    qtyping, _, _, utils = import_ai_edge_quantizer(recipe.name)
-    model = utils.read_model(bytearray(flatbuffer))
+    model = tfl_flatbuffer_utils.read_model(bytearray(flatbuffer))
     found = []
     for subgraph in model.subgraphs:
         # Weight-only recipes feed the op a DEQUANTIZE of the integer weight.
@@ -110,7 +94,7 @@ def weight_bits(flatbuffer, recipe, ops=None):
             code = model.operatorCodes[op.opcodeIndex].builtinCode
             if code != qtyping.BuiltinOperator.FULLY_CONNECTED:
                 continue
-            scope = utils.get_op_scope(op, subgraph.tensors)
+            scope = tfl_flatbuffer_utils.get_op_scope(op, subgraph.tensors)
             rounding = recipe.rounding_for(scope) if chosen is None else chosen.get(scope)
             if rounding is not None:
                 weight = subgraph.tensors[dequantized.get(op.inputs[1], op.inputs[1])]

@@ -3,6 +3,8 @@
 import numpy as np
 
 from keras_subembed.export.errors import ExportVerificationError
+from keras_subembed.optional import mediapipe_base_options
+from keras_subembed.optional import mediapipe_text_embedder
 
 
 class MediaPipeEmbedder:
@@ -25,14 +27,11 @@ class MediaPipeEmbedder:
         self.flatbuffer = flatbuffer
 
     def __enter__(self):
-        from mediapipe.tasks.python.core.base_options import BaseOptions
-        from mediapipe.tasks.python.text import text_embedder
-
-        options = text_embedder.TextEmbedderOptions(
-            base_options=BaseOptions(model_asset_buffer=self.flatbuffer),
+        options = mediapipe_text_embedder.TextEmbedderOptions(
+            base_options=mediapipe_base_options.BaseOptions(model_asset_buffer=self.flatbuffer),
             l2_normalize=False, quantize=False)
         try:
-            self.task = text_embedder.TextEmbedder.create_from_options(options)
+            self.task = mediapipe_text_embedder.TextEmbedder.create_from_options(options)
         except Exception as error:
             raise ExportVerificationError(f"MediaPipe's TextEmbedder cannot load the file: {error}") from error
         return self

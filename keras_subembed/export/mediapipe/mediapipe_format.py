@@ -23,10 +23,10 @@ from keras_subembed.export.litert.flatbuffer import op_names
 from keras_subembed.export.litert.flatbuffer import quantized_op_count
 from keras_subembed.export.litert.quantizer_recipes import RECIPE_TOLERANCES
 from keras_subembed.export.mediapipe.mediapipe_embedder import MediaPipeEmbedder
-from keras_subembed.export.mediapipe.mediapipe_metadata import import_mediapipe
 from keras_subembed.export.mediapipe.mediapipe_metadata import metadata_writer
 from keras_subembed.export.mediapipe.mediapipe_sentencepiece import ascii_lowercase
 from keras_subembed.export.mediapipe.mediapipe_staged_model import MediaPipeStagedModel
+from keras_subembed.optional import mediapipe
 from keras_subembed.export.model_parts import export_metadata
 from keras_subembed.export.model_parts import max_sequence_length
 from keras_subembed.export.output_parity import FLOAT32_TOLERANCE
@@ -92,7 +92,7 @@ class MediaPipeFormat(ExportFormat):
                 "`texts` must be a non-empty list of non-blank strings. "
                 f"Received: texts={texts!r:.200}"
             )
-        import_mediapipe()  # before any work: the metadata and the check need it
+        mediapipe.require()  # before any work: the metadata and the check need it
         self.recipe = recipe_of(quantization)
         self.sequence_length, self.check_normalization = sequence_length, check_normalization
         self.texts = None if texts is None else list(texts)

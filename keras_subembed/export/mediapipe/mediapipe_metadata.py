@@ -15,24 +15,16 @@ import importlib
 import sys
 import types
 
-MEDIAPIPE_HELP = (
-    'MediaPipe export needs the `mediapipe` package (python -m pip install "mediapipe>=1.2"; '
-    'or this package\'s "test" extra).'
-)
+from keras_subembed.optional import mediapipe
+from keras_subembed.optional import mediapipe_metadata_schema
+
 # The compiled module the published wheels lack, and its parent packages.
 MISSING_MODULE = "mediapipe.tasks.cc.metadata.python._pywrap_metadata_version"
 
 
-def import_mediapipe():
-    try:
-        return importlib.import_module("mediapipe")
-    except ImportError as error:
-        raise ImportError(f"{MEDIAPIPE_HELP} ({error})") from error
-
-
 def metadata_writer():
     """MediaPipe's `metadata_writers.metadata_writer` module, importable on any wheel."""
-    import_mediapipe()
+    mediapipe.require()
     name = "mediapipe.tasks.python.metadata.metadata_writers.metadata_writer"
     try:
         return importlib.import_module(name)
@@ -79,8 +71,7 @@ def minimum_parser_version(metadata_buffer):
     What MediaPipe's compiled function computes: the newest schema feature
     the buffer uses, each by the version `metadata_schema.fbs` says added it.
     """
-    from mediapipe.tasks.metadata import metadata_schema_py_generated as schema
-
+    schema = mediapipe_metadata_schema.require()
     metadata = schema.ModelMetadataT.InitFromObj(
         schema.ModelMetadata.GetRootAsModelMetadata(bytearray(metadata_buffer), 0))
     versions = [(1, 0, 0)]

@@ -2,6 +2,7 @@
 
 import keras_hub
 import numpy as np
+import tensorflow as tf
 
 from keras_subembed.export.mediapipe.mediapipe_embedder import MediaPipeEmbedder
 from keras_subembed.export.mediapipe.mediapipe_format import MEDIAPIPE_INPUTS
@@ -40,8 +41,6 @@ def mediapipe_token_ids(tokenizer, texts, sequence_length=128):
     if isinstance(texts, str) or not texts or not all(isinstance(t, str) for t in texts):
         raise ValueError(f"`texts` must be a non-empty list of strings. Received: texts={texts!r:.200}")
     sequence_length = check_length(sequence_length)
-    import tensorflow as tf
-
     spec = tf.TensorSpec((1, sequence_length), tf.int32)
 
     @tf.function(input_signature=[spec] * len(MEDIAPIPE_INPUTS))

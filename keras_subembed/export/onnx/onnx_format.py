@@ -18,13 +18,11 @@ from keras_subembed.export.output_parity import FLOAT32_TOLERANCE
 from keras_subembed.export.pipeline import export
 from keras_subembed.export.pipeline import register_format
 from keras_subembed.export.signature import serving_function
+from keras_subembed.optional import matmul_nbits_quantizer
+from keras_subembed.optional import onnx
+from keras_subembed.optional import onnxruntime
 from keras_subembed.tflite_metadata import METADATA_NAME
 from keras_subembed.tflite_metadata import WRITTEN_BY
-
-ONNX_HELP = ('ONNX export needs `tf2onnx`, `onnx`, `onnxruntime` and, for int4, `onnx-ir` '
-             '(python -m pip install tf2onnx onnx onnxruntime onnx-ir; or this package\'s '
-             '"onnx" extra).')
-
 
 @register_format("onnx")
 class ONNXFormat(ExportFormat):
@@ -68,8 +66,6 @@ class ONNXFormat(ExportFormat):
         return int4_rounded(staged.model) if self.quantization == "int4" else None
 
     def file_facts(self, staged, data, embedding):
-        import onnx
-
         proto = onnx.load_from_string(data)
         return dict(
             embedding_bytes=embedding_initializer_bytes(proto, embedding),
@@ -126,14 +122,10 @@ def export_onnx(model, path, **kwargs):
 
 def import_onnx_tools(quantization=None):
     """Fail before converting when a tool the export needs is missing."""
-    try:
-        import onnx  # noqa: F401
-        import onnxruntime  # noqa: F401
-
-        if quantization == "int4":  # it imports onnx-ir, which onnxruntime does not require
-            import onnxruntime.quantization.matmul_nbits_quantizer  # noqa: F401
-    except ImportError as error:
-        raise ImportError(f"{ONNX_HELP} ({error})") from error
+    onnx.require()
+    onnxruntime.require()
+    if quantization == "int4":  # it imports onnx-ir, which onnxruntime does not require
+        matmul_nbits_quantizer.require()
 
 
 def convert(model, serving_inputs, quantization, scratch):
@@ -147,8 +139,6 @@ def convert(model, serving_inputs, quantization, scratch):
                   for name, dtype, shape in serving_inputs.specs}]
     float_path = scratch / "float32.onnx"
     serving_model.export(str(float_path), format="onnx", verbose=False, input_signature=signature)
-    import onnx
-
     # Folded, the float file loses the duplicate kernels tf2onnx leaves (multilingual-e5's
     # attention kernels twice: 127 MB -> 106 MB), and the quantizers see every weight.
     proto = folded_constants(onnx.load(str(float_path)), scratch)
@@ -160,8 +150,6 @@ def convert(model, serving_inputs, quantization, scratch):
 def with_onnx_metadata(data, values):
     """`data` with `values` (JSON) in the model's metadata as `keras_subembed`:
     the proof for `overwrite`, and what a runner must check (as in `.tflite` files)."""
-    import onnx
-
     proto = onnx.load_from_string(data)
     onnx.helper.set_model_props(proto, {
         **{prop.key: prop.value for prop in proto.metadata_props},
@@ -172,8 +160,6 @@ def with_onnx_metadata(data, values):
 def read_onnx_metadata(data):
     """The `keras_subembed` metadata of `.onnx` bytes, or None."""
     try:
-        import onnx
-
         proto = onnx.load_from_string(data)
         for entry in proto.metadata_props:
             if entry.key == METADATA_NAME:
@@ -191,8 +177,6 @@ def is_onnx_file(path):
 
 
 def inference_session(data, num_threads=None):
-    import onnxruntime
-
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # unused-initializer notices are not the user's concern
     if num_threads:
@@ -203,8 +187,6 @@ def inference_session(data, num_threads=None):
 
 def embedding_initializer_bytes(proto, embedding):
     """Bytes of the initializers shaped like the embedding layer's weights (either orientation)."""
-    import onnx
-
     if embedding is None:
         return 0
     shapes = weight_shapes(embedding)

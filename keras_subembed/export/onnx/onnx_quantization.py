@@ -16,6 +16,10 @@ import numpy as np
 
 from keras_subembed.export.errors import ExportVerificationError
 from keras_subembed.export.model_parts import copy_model
+from keras_subembed.optional import matmul_nbits_quantizer
+from keras_subembed.optional import onnx
+from keras_subembed.optional import onnxruntime
+from keras_subembed.optional import onnxruntime_quantization
 from keras_subembed.quantization.fake_quantization import kernel_layers
 from keras_subembed.quantization.kernel_rounding import reduced_axes
 
@@ -33,31 +37,25 @@ def quantize(proto, quantization, scratch):
     """`proto` (a float `onnx.ModelProto`, `folded_constants`) with its MatMul
     weights quantized, as bytes; `scratch` is a folder for work files. Raises
     an `ExportVerificationError` when a large float weight is left."""
-    import onnx
-
     gemm_as_matmul(proto)
     if quantization == "dynamic":
-        from onnxruntime.quantization import QuantType
-        from onnxruntime.quantization import quantize_dynamic
-
         matmul_path, int8_path = scratch / "matmul.onnx", scratch / "int8.onnx"
         onnx.save(proto, str(matmul_path))
         # Per channel: one scale per output column, as TFLite's dynamic range
         # (per tensor: cosine 0.96 to Keras on MiniLM, per channel 0.99).
-        quantize_dynamic(str(matmul_path), str(int8_path), weight_type=QuantType.QInt8,
-                         per_channel=True)
+        onnxruntime_quantization.quantize_dynamic(
+            str(matmul_path), str(int8_path),
+            weight_type=onnxruntime_quantization.QuantType.QInt8, per_channel=True)
         proto = onnx.load(str(int8_path))
     elif quantization == "int4":
-        from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
-
         # It logs a line per node it leaves (thousands on multilingual-e5) at INFO,
         # which its own import makes the root logger's level.
-        logger = logging.getLogger(MatMulNBitsQuantizer.__module__)
+        logger = logging.getLogger(matmul_nbits_quantizer.name)  # the module's logger
         level = logger.level
         logger.setLevel(max(level, logging.WARNING))
         try:
-            quantizer = MatMulNBitsQuantizer(proto, bits=4, block_size=INT4_BLOCK_SIZE,
-                                             is_symmetric=True)
+            quantizer = matmul_nbits_quantizer.MatMulNBitsQuantizer(
+                proto, bits=4, block_size=INT4_BLOCK_SIZE, is_symmetric=True)
             quantizer.process()
         finally:
             logger.setLevel(level)
@@ -79,9 +77,6 @@ def folded_constants(proto, scratch):
     keeps a second, reshaped copy of attention's query, key and value kernels
     that only a `Shape` reads.
     """
-    import onnx
-    import onnxruntime
-
     source, folded = scratch / "unfolded.onnx", scratch / "folded.onnx"
     onnx.save(proto, str(source))
     options = onnxruntime.SessionOptions()
@@ -105,9 +100,6 @@ def gemm_as_matmul(proto):
     quantizers leave in float32 (about half of MiniLM's transformer); as
     MatMul their weights are quantized.
     """
-    import onnx
-    from onnx import numpy_helper
-
     initializers = {i.name: i for i in proto.graph.initializer}
     transposed, nodes = set(), []
     for node in proto.graph.node:
@@ -120,7 +112,8 @@ def gemm_as_matmul(proto):
         weight = initializers[node.input[1]]
         if attributes.get("transB", 0) and weight.name not in transposed:  # shared: once
             transposed.add(weight.name)
-            weight.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(weight).T, weight.name))
+            weight.CopyFrom(onnx.numpy_helper.from_array(onnx.numpy_helper.to_array(weight).T,
+                                                          weight.name))
         product = node.output[0] + "/matmul" if len(node.input) > 2 else node.output[0]
         nodes.append(onnx.helper.make_node("MatMul", node.input[:2], [product], node.name + "/matmul"))
         if len(node.input) > 2:
@@ -134,8 +127,6 @@ def check_weights_quantized(proto, quantization):
     """Raise when a `MatMul` / `Gemm` still multiplies by a float weight of
     `MIN_QUANTIZED_ELEMENTS` or more: the file would hold float32 weights
     under a quantized label."""
-    import onnx
-
     initializers = {i.name: i for i in proto.graph.initializer}
     left = []
     for node in proto.graph.node:
@@ -178,11 +169,9 @@ def int4_round(matrix, block_size=INT4_BLOCK_SIZE):
     """The (K, N) float `matrix` as `MatMulNBits` computes with it after
     `MatMulNBitsQuantizer(bits=4, is_symmetric=True)`: ONNX Runtime's packing,
     unpacked (low nibble first; symmetric codes are offset by 8)."""
-    from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig
-    from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantizer
-
-    config = DefaultWeightOnlyQuantConfig(block_size=block_size, is_symmetric=True)
-    packed, scales, _ = DefaultWeightOnlyQuantizer(config).qbits_block_quant(
+    config = matmul_nbits_quantizer.DefaultWeightOnlyQuantConfig(block_size=block_size,
+                                                                 is_symmetric=True)
+    packed, scales, _ = matmul_nbits_quantizer.DefaultWeightOnlyQuantizer(config).qbits_block_quant(
         np.ascontiguousarray(matrix, "float32"))
     rows, columns = matrix.shape
     codes = np.stack([packed & 0x0F, packed >> 4], axis=-1).reshape(columns, scales.shape[1], -1)
@@ -193,8 +182,6 @@ def int4_round(matrix, block_size=INT4_BLOCK_SIZE):
 def constant_bytes(proto):
     """`{dtype name: bytes}` of the graph's initializers; a `MatMulNBits`
     weight counts as `int<bits>` (it is stored packed in uint8)."""
-    import onnx
-
     packed = {node.input[1]: next((a.i for a in node.attribute if a.name == "bits"), 4)
               for node in proto.graph.node if node.op_type == "MatMulNBits"}
     totals = {}

@@ -132,9 +132,9 @@ def test_a_missing_ai_edge_quantizer_names_the_extra_before_converting(encoder, 
     monkeypatch.setitem(sys.modules, "ai_edge_quantizer", None)  # `import` raises ImportError
     monkeypatch.setattr("keras_subembed.export.litert.conversion.convert",
                         lambda *args, **kwargs: pytest.fail("converted before checking"))
-    with pytest.raises(ImportError, match=r"quantization='int4_dynamic' needs the "
-                       r"`ai-edge-quantizer` package: install it with "
-                       r"`pip install \"keras-subembed\[quantize\]\"`"):
+    with pytest.raises(ImportError, match=r"needs `ai-edge-quantizer`: `import "
+                       r"ai_edge_quantizer` failed .* Install it with "
+                       r"`python -m pip install \"keras-subembed\[quantize\]\"`\."):
         export_tflite(encoder, tmp_path / "x.tflite", quantization="int4_dynamic")
 
 
@@ -192,8 +192,9 @@ def test_the_command_line_names_a_missing_extra_in_one_line_before_any_work(tmp_
                            "--quantization", "int4_dynamic"])
     err = capsys.readouterr().err
     assert status == 2 and "Traceback" not in err
-    assert err.startswith("error: quantization='int4_dynamic' needs the `ai-edge-quantizer` "
-                          "package") and len(err.strip().splitlines()) == 1
+    assert err.startswith('error: A quantizer recipe (e.g. quantization="int4_dynamic") needs '
+                          "`ai-edge-quantizer`") and len(err.strip().splitlines()) == 1
+    assert err.strip().endswith('Install it with `python -m pip install "keras-subembed[quantize]"`.')
 
 
 def test_a_kernel_the_converter_merges_with_batch_normalization_is_quantized(tmp_path):
