@@ -17,7 +17,7 @@ from keras_subembed.models import CompressedBackbone
 from keras_subembed.models import CompressedBertBackbone
 from keras_subembed.models import CompressedBertTextEmbedder
 from keras_subembed.models import CompressedXLMRobertaTextEmbedder
-from keras_subembed.models.model_files import record_model_sequence_length
+from keras_subembed.models.files.model_files import record_model_sequence_length
 
 ROOT = Path(__file__).parents[2]
 VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + (

@@ -468,7 +468,7 @@ def pair_loss_reference(student, teacher, temperature):
 
 
 def test_pair_loss_is_the_kl_of_the_cross_pair_softmax_in_both_directions():
-    from keras_subembed.models.embedding_distiller import _pair_loss
+    from keras_subembed.models.training.embedding_distiller import _pair_loss
 
     rng = np.random.default_rng(0)
     teacher = rng.normal(size=(8, 6)).astype("float32")

@@ -23,8 +23,8 @@ from keras_subembed import files
 from keras_subembed.checks import check_bool
 from keras_subembed.files import WRITTEN_BY
 from keras_subembed.files import read_json_object
-from keras_subembed.models.model_files import check_sequence_length
-from keras_subembed.models.model_files import model_sequence_length
+from keras_subembed.models.files.model_files import check_sequence_length
+from keras_subembed.models.files.model_files import model_sequence_length
 
 PRESET_MARKER = "keras_subembed.json"
 # keras-hub saves a task's backbone by calling `backbone.save_to_preset` on

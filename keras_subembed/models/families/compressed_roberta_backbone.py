@@ -10,10 +10,10 @@ from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.embedding_kinds import EMBEDDING_KINDS
 from keras_subembed.layers.embedding_kinds import embedding_kind_name
 from keras_subembed.layers.embedding_kinds import make_embedding
-from keras_subembed.models.backbone_weights import copy_non_embedding_weights
-from keras_subembed.models.compressed_backbone import CompressedBackbone
-from keras_subembed.models.pretrained_embedding import dense_table
-from keras_subembed.models.pretrained_embedding import pretrained_token_embedding
+from keras_subembed.models.families.backbone_weights import copy_non_embedding_weights
+from keras_subembed.models.families.compressed_backbone import CompressedBackbone
+from keras_subembed.models.families.pretrained_embedding import dense_table
+from keras_subembed.models.families.pretrained_embedding import pretrained_token_embedding
 
 # Layers with `call(hidden, reverse=True)`; keras-hub's own backbones now build
 # Keras' ReversibleEmbedding, older ones keras-hub's.

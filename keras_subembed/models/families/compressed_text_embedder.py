@@ -16,16 +16,16 @@ import numpy as np
 
 from keras_subembed.files import vocabulary_fingerprint
 from keras_subembed.layers.compressed_embedding import remember_model
-from keras_subembed.models.backbone_weights import check_preset_weights
-from keras_subembed.models.encoder_inputs import check_id_batch
-from keras_subembed.models.encoder_inputs import check_input_names
-from keras_subembed.models.encoder_inputs import check_sentences
-from keras_subembed.models.encoder_inputs import is_token_id_dict
-from keras_subembed.models.encoder_inputs import narrow_ids
-from keras_subembed.models.length_batches import encode_by_length
-from keras_subembed.models.model_files import check_tokenizer_fits
-from keras_subembed.models.model_files import keep_model_sequence_length
-from keras_subembed.models.presets import save_to_preset
+from keras_subembed.models.families.backbone_weights import check_preset_weights
+from keras_subembed.models.encoding.encoder_inputs import check_id_batch
+from keras_subembed.models.encoding.encoder_inputs import check_input_names
+from keras_subembed.models.encoding.encoder_inputs import check_sentences
+from keras_subembed.models.encoding.encoder_inputs import is_token_id_dict
+from keras_subembed.models.encoding.encoder_inputs import narrow_ids
+from keras_subembed.models.encoding.length_batches import encode_by_length
+from keras_subembed.models.files.model_files import check_tokenizer_fits
+from keras_subembed.models.files.model_files import keep_model_sequence_length
+from keras_subembed.models.files.presets import save_to_preset
 
 
 def tokenizer_fingerprint(preprocessor):

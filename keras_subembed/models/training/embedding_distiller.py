@@ -14,13 +14,13 @@ from keras_subembed.checks import check_non_negative_number
 from keras_subembed.checks import check_positive_number
 from keras_subembed.checks import is_real
 
-from keras_subembed.models.encoder_inputs import TokenIdsPassThrough
-from keras_subembed.models.encoder_inputs import backbone_inputs
-from keras_subembed.models.encoder_inputs import check_id_batch
-from keras_subembed.models.encoder_inputs import is_dataset
-from keras_subembed.models.encoder_inputs import narrow_ids
-from keras_subembed.models.sentence_vectors import POOLING_MODES
-from keras_subembed.models.sentence_vectors import sentence_vectors
+from keras_subembed.models.encoding.encoder_inputs import TokenIdsPassThrough
+from keras_subembed.models.encoding.encoder_inputs import backbone_inputs
+from keras_subembed.models.encoding.encoder_inputs import check_id_batch
+from keras_subembed.models.encoding.encoder_inputs import is_dataset
+from keras_subembed.models.encoding.encoder_inputs import narrow_ids
+from keras_subembed.models.encoding.sentence_vectors import POOLING_MODES
+from keras_subembed.models.encoding.sentence_vectors import sentence_vectors
 from keras_subembed.optimizers.layer_rate_adamw import LayerRateAdamW
 from keras_subembed.quantization.fake_quantization import rounded_kernels
 from keras_subembed.quantization.recipes import RECIPES

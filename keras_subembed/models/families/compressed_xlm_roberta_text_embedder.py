@@ -3,8 +3,10 @@
 import keras
 import keras_hub
 
-from keras_subembed.models.compressed_text_embedder import compressed_text_embedder
-from keras_subembed.models.compressed_xlm_roberta_backbone import CompressedXLMRobertaBackbone
+from keras_subembed.models.families.compressed_text_embedder import compressed_text_embedder
+from keras_subembed.models.families.compressed_xlm_roberta_backbone import (
+    CompressedXLMRobertaBackbone,
+)
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")

@@ -5,12 +5,12 @@ import keras_hub
 
 from keras_subembed.layers.compressed_embedding import remember_model
 from keras_subembed.layers.positional_token_embedding import PositionalTokenEmbedding
-from keras_subembed.models.backbone_graph import embedding_node
-from keras_subembed.models.backbone_graph import fresh_copy
-from keras_subembed.models.backbone_graph import not_copyable
-from keras_subembed.models.backbone_weights import check_preset_weights
-from keras_subembed.models.backbone_weights import token_embedding_mismatch
-from keras_subembed.models.presets import save_to_preset
+from keras_subembed.models.families.backbone_graph import embedding_node
+from keras_subembed.models.families.backbone_graph import fresh_copy
+from keras_subembed.models.families.backbone_graph import not_copyable
+from keras_subembed.models.families.backbone_weights import check_preset_weights
+from keras_subembed.models.families.backbone_weights import token_embedding_mismatch
+from keras_subembed.models.files.presets import save_to_preset
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")

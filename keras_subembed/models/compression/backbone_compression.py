@@ -4,14 +4,16 @@ import keras
 
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
-from keras_subembed.models.backbone_graph import check_copyable
-from keras_subembed.models.backbone_graph import embedding_node
-from keras_subembed.models.backbone_weights import copy_non_embedding_weights
-from keras_subembed.models.compressed_backbone import CompressedBackbone
-from keras_subembed.models.compressed_bert_backbone import CompressedBertBackbone
-from keras_subembed.models.compressed_xlm_roberta_backbone import CompressedXLMRobertaBackbone
-from keras_subembed.models.pretrained_embedding import dense_table
-from keras_subembed.models.pretrained_embedding import pretrained_token_embedding
+from keras_subembed.models.families.backbone_graph import check_copyable
+from keras_subembed.models.families.backbone_graph import embedding_node
+from keras_subembed.models.families.backbone_weights import copy_non_embedding_weights
+from keras_subembed.models.families.compressed_backbone import CompressedBackbone
+from keras_subembed.models.families.compressed_bert_backbone import CompressedBertBackbone
+from keras_subembed.models.families.compressed_xlm_roberta_backbone import (
+    CompressedXLMRobertaBackbone,
+)
+from keras_subembed.models.families.pretrained_embedding import dense_table
+from keras_subembed.models.families.pretrained_embedding import pretrained_token_embedding
 
 # The families with a class of their own; other encoders become a
 # `CompressedBackbone`.

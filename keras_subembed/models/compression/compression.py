@@ -2,8 +2,8 @@
 
 import keras_hub
 
-from keras_subembed.models.backbone_compression import compress_backbone
-from keras_subembed.models.text_embedder_compression import compress_text_embedder
+from keras_subembed.models.compression.backbone_compression import compress_backbone
+from keras_subembed.models.compression.text_embedder_compression import compress_text_embedder
 
 
 def compress(model, embedding="sub", embedding_kwargs=None, verbose=False,

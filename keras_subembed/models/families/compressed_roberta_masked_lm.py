@@ -3,11 +3,11 @@
 import keras
 import keras_hub
 
-from keras_subembed.models.compressed_roberta_backbone import CompressedRobertaBackbone
-from keras_subembed.models.compressed_roberta_masked_lm_preprocessor import (
+from keras_subembed.models.families.compressed_roberta_backbone import CompressedRobertaBackbone
+from keras_subembed.models.families.compressed_roberta_masked_lm_preprocessor import (
     CompressedRobertaMaskedLMPreprocessor,
 )
-from keras_subembed.models.presets import save_to_preset
+from keras_subembed.models.files.presets import save_to_preset
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")

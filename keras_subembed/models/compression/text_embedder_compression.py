@@ -4,9 +4,9 @@ import keras_hub
 
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
-from keras_subembed.models.backbone_compression import compress_backbone
-from keras_subembed.models.compressed_bert_text_embedder import CompressedBertTextEmbedder
-from keras_subembed.models.compressed_xlm_roberta_text_embedder import (
+from keras_subembed.models.compression.backbone_compression import compress_backbone
+from keras_subembed.models.families.compressed_bert_text_embedder import CompressedBertTextEmbedder
+from keras_subembed.models.families.compressed_xlm_roberta_text_embedder import (
     CompressedXLMRobertaTextEmbedder,
 )
 

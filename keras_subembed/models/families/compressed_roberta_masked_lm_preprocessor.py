@@ -6,8 +6,8 @@ import tensorflow as tf
 
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_positive_int
-from keras_subembed.models.compressed_roberta_backbone import CompressedRobertaBackbone
-from keras_subembed.models.keras_hub_internals import preprocessing_function
+from keras_subembed.models.families.compressed_roberta_backbone import CompressedRobertaBackbone
+from keras_subembed.models.families.keras_hub_internals import preprocessing_function
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")

@@ -3,8 +3,8 @@
 import keras
 import keras_hub
 
-from keras_subembed.models.compressed_bert_backbone import CompressedBertBackbone
-from keras_subembed.models.compressed_text_embedder import compressed_text_embedder
+from keras_subembed.models.families.compressed_bert_backbone import CompressedBertBackbone
+from keras_subembed.models.families.compressed_text_embedder import compressed_text_embedder
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")

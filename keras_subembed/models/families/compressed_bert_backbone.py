@@ -3,7 +3,7 @@
 import keras
 import keras_hub
 
-from keras_subembed.models.compressed_backbone import CompressedBackbone
+from keras_subembed.models.families.compressed_backbone import CompressedBackbone
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")

@@ -13,7 +13,7 @@ import numpy as np
 
 from keras_subembed.checks import check_positive_int
 from keras_subembed.length_order import embed_by_length
-from keras_subembed.models.encoder_inputs import check_sentences
+from keras_subembed.models.encoding.encoder_inputs import check_sentences
 
 # Batch lengths are multiples of this: one compiled shape per step, not per length.
 LENGTH_STEP = 16
