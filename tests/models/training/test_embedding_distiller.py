@@ -165,7 +165,7 @@ def test_mirrored_strategy_distils_on_two_cpu_devices():
         tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
         import sys; sys.path.insert(0, {str(ROOT)!r})
         import numpy as np
-        from tests.models.test_embedding_distiller import make_pair, token_batches
+        from tests.models.training.test_embedding_distiller import make_pair, token_batches
         from keras_subembed.models import EmbeddingDistiller
         strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
         with strategy.scope():

@@ -7,9 +7,9 @@ import tensorflow as tf
 
 import keras_subembed
 from keras_subembed.models import token_weights
-from tests.models.test_compressed_text_embedder import SUB
-from tests.models.test_compressed_text_embedder import VOCABULARY
-from tests.models.test_compressed_text_embedder import make_bert_embedder
+from tests.models.families.test_compressed_text_embedder import SUB
+from tests.models.families.test_compressed_text_embedder import VOCABULARY
+from tests.models.families.test_compressed_text_embedder import make_bert_embedder
 
 TEXTS = ["the city said the road was closed", "Rain in the city", "the naïve cafe"]
 

@@ -216,7 +216,7 @@ def test_mirrored_strategy_fit_and_save_on_two_cpu_devices(tmp_path):
         cpu = tf.config.list_physical_devices("CPU")[0]
         tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
         import numpy as np, keras
-        from tests.models.test_compressed_roberta_backbone import fixed_batch, make_backbone
+        from tests.models.families.test_compressed_roberta_backbone import fixed_batch, make_backbone
         from keras_subembed.models import CompressedRobertaMaskedLM
         strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
         assert strategy.num_replicas_in_sync == 2
@@ -246,7 +246,7 @@ def test_data_parallel_fit_and_save_on_two_jax_cpu_devices(tmp_path):
         import os
         os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
         import jax, keras, numpy as np
-        from tests.models.test_compressed_roberta_backbone import fixed_batch, make_backbone
+        from tests.models.families.test_compressed_roberta_backbone import fixed_batch, make_backbone
         from keras_subembed.models import CompressedRobertaMaskedLM
         devices = jax.devices("cpu")
         assert len(devices) == 2, devices
