@@ -12,7 +12,7 @@ from keras_subembed.export.model_parts import copy_model
 from keras_subembed.models import CompressedRobertaBackbone
 from keras_subembed.models import CompressedRobertaMaskedLM
 from keras_subembed.models import CompressedRobertaMaskedLMPreprocessor
-from keras_subembed.models.token_embedding import find_token_embedding
+from keras_subembed.models.families.token_embedding import find_token_embedding
 
 VOCABULARY = (["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
               + "the police said was closed market news".split() + list("abcdefghijklmnopqrstuvwxyz."))

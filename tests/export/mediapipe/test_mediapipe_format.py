@@ -12,7 +12,7 @@ import pytest
 import keras_subembed
 from keras_subembed.export import export_mediapipe
 
-sys.path.insert(0, str(Path(__file__).parents[2] / "models"))
+sys.path.insert(0, str(Path(__file__).parents[2] / "models" / "families"))
 from test_compressed_text_embedder import SIZES  # noqa: E402
 from test_compressed_text_embedder import SUB  # noqa: E402
 from test_compressed_text_embedder import VOCABULARY  # noqa: E402
