@@ -45,6 +45,15 @@ def sentence_encoder():
                        {"embedding": embedding}), bert
 
 
+@pytest.fixture(scope="module")
+def model():
+    """token ids -> a 20 x 4 table, mean-pooled: the smallest model an export converts.
+    (tests/export/test_pipeline.py has a `model` of its own: the table's rows, not pooled.)"""
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    vectors = keras.layers.Embedding(20, 4)(token_ids)
+    return keras.Model(token_ids, keras.layers.GlobalAveragePooling1D()(vectors))
+
+
 @pytest.fixture(scope="session")
 def saved_masked_lm(tmp_path_factory):
     """A `.keras` masked LM with a preprocessor (so the CLI writes a vocabulary)."""

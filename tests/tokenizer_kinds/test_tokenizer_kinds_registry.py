@@ -1,12 +1,12 @@
 """The tokenizer kinds registry: recognition, refusals, and a kind added from outside.
 
-The throw-away kind below is what a newcomer writes for a new tokenizer: its
-functions and one `register_tokenizer_kind` call (and, for `device/`, one
-`register_runner_tokenizer` call). It goes through export with its runner
-file and through the device runner, with no other change to the package.
+The throw-away kind of tests/tokenizer_kinds/words_kind.py is what a newcomer
+writes for a new tokenizer: its functions and one `register_tokenizer_kind` call
+(and, for `device/`, one `register_runner_tokenizer` call). It goes through export
+with its runner file and through the device runner, with no other change to the
+package.
 """
 
-import hashlib
 import pathlib
 import sys
 
@@ -20,50 +20,18 @@ from keras_subembed.tokenizer_kinds import find_tokenizer_kind
 from keras_subembed.tokenizer_kinds import register_tokenizer_kind
 from keras_subembed.tokenizer_kinds import registry
 from keras_subembed.tokenizer_kinds import tokenizer_kind_of
-from keras_subembed.tokenizer_kinds.wordpiece import vocabulary_text
 from tests.export.conftest import sentence_encoder
 from tests.sentencepiece_utils import xlm_roberta_tokenizer
+from tests.tokenizer_kinds.words_kind import WORDS_KIND
+from tests.tokenizer_kinds.words_kind import WhitespaceTokenizer
+from tests.tokenizer_kinds.words_kind import words_file
+from tests.tokenizer_kinds.words_kind import words_file_fingerprint
+from tests.tokenizer_kinds.words_kind import words_fingerprint
 
 DEVICE = pathlib.Path(__file__).parents[2] / "device"
 # The sentence encoder of tests/export/conftest.py takes 100 ids.
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"] + [f"w{i}" for i in range(96)]
 BERT_WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "city"]
-
-
-class WhitespaceTokenizer(keras_hub.tokenizers.Tokenizer):
-    """Words split at whitespace, each its vocabulary id (`[UNK]` otherwise)."""
-
-    def __init__(self, vocabulary, **kwargs):
-        super().__init__(**kwargs)
-        self.vocabulary = list(vocabulary)
-
-    def vocabulary_size(self):
-        return len(self.vocabulary)
-
-    def tokenize(self, text):
-        ids = {word: i for i, word in enumerate(self.vocabulary)}
-        return [ids.get(word, 1) for word in text.split()]
-
-
-def words_file(tokenizer):
-    return vocabulary_text(tokenizer.vocabulary).encode("utf-8")
-
-
-def words_fingerprint(tokenizer):
-    return hashlib.sha256(words_file(tokenizer)).hexdigest()
-
-
-def words_file_fingerprint(path):
-    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
-
-
-WORDS_KIND = dict(
-    description="whitespace words", runner_suffix=".words.txt",
-    runner_file_description="word list", runner_file=words_file,
-    fingerprint_key="words_sha256", fingerprint=words_fingerprint,
-    file_fingerprint=words_file_fingerprint,
-    runner_tokenizer="whitespace_tokenizer.WhitespaceTokenizer",
-    whole_words=lambda tokenizer: tokenizer.vocabulary[4:])
 
 
 class DeviceWords:
