@@ -1,5 +1,5 @@
 """`LayerRateAdamW`: which variables a key (a layer name or path) names; keys checked; the
-rates kept through serialization. (Its update step: tests/models/test_embedding_distiller.py.)"""
+rates kept through serialization. (Its update step: tests/models/training/test_embedding_distiller.py.)"""
 
 import types
 
