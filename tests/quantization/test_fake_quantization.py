@@ -167,54 +167,72 @@ def student_sentence(distiller, batch):
     return keras.ops.convert_to_numpy(distiller(batch)["student_sentence"])
 
 
-def test_quantization_aware_distillation_trains_the_float_kernels_through_int4(tmp_path):
+def query_kernel(student):
+    return student.get_layer("transformer_layer_0")._self_attention_layer._query_dense._kernel
+
+
+@pytest.fixture(scope="module")
+def distilled_through_int4():
+    """One quantization-aware distillation, shared by the two tests below: what the
+    student computes before it, then 2 epochs of 8 steps (on JAX the rounded train step
+    compiles for tens of seconds: once, not once per test).
+
+    Returns the student, the sentence vectors of a probe batch before training (the
+    plain distiller inside `fake_quantized`, the quantizing distiller, the plain one),
+    the query kernel before training, the distiller and its history.
+    """
     teacher, student = make_pair()
-    # Every transformer kernel (q, k, v, attention output, two feed-forward) of
-    # the layer, and the pooler: every Dense outside the token embedding.
-    assert len(quantized_layers(student, RECIPE)) == 7
     distiller = EmbeddingDistiller(teacher, student, quantize_transformer=RECIPE)
     plain = EmbeddingDistiller(teacher, student)
     probe = token_batches(8, seed=3)
     with fake_quantized(student, RECIPE):
         want = student_sentence(plain, probe)
-    # The distiller sees the rounded kernels; the plain one the float kernels.
-    np.testing.assert_allclose(student_sentence(distiller, probe), want, atol=1e-5)
-    assert not np.allclose(student_sentence(plain, probe), want, atol=1e-4)
-
-    kernel = student.get_layer("transformer_layer_0")._self_attention_layer._query_dense._kernel
-    before = keras.ops.convert_to_numpy(kernel).copy()
+    vectors = {"fake_quantized": want, "quantizing": student_sentence(distiller, probe),
+               "plain": student_sentence(plain, probe)}
+    before = keras.ops.convert_to_numpy(query_kernel(student)).copy()
     distiller.compile(learning_rate=1e-3, embedding_learning_rate=2e-3)
     history = distiller.fit(token_batches(256), batch_size=32, epochs=2, verbose=0).history
+    return dict(student=student, vectors=vectors, before=before, distiller=distiller,
+                history=history)
+
+
+def test_quantization_aware_distillation_trains_the_float_kernels_through_int4(
+        tmp_path, distilled_through_int4):
+    run = distilled_through_int4
+    student, vectors = run["student"], run["vectors"]
+    # Every transformer kernel (q, k, v, attention output, two feed-forward) of
+    # the layer, and the pooler: every Dense outside the token embedding.
+    assert len(quantized_layers(student, RECIPE)) == 7
+    # The distiller sees the rounded kernels; the plain one the float kernels.
+    np.testing.assert_allclose(vectors["quantizing"], vectors["fake_quantized"], atol=1e-5)
+    assert not np.allclose(vectors["plain"], vectors["fake_quantized"], atol=1e-4)
+
+    history = run["history"]
     assert history["loss"][-1] < history["loss"][0], history["loss"]
-    after = keras.ops.convert_to_numpy(kernel)
+    after = keras.ops.convert_to_numpy(query_kernel(student))
     # The float kernel moved, and by less than one int4 step in most places
     # (the straight-through gradient, not a projection onto the grid).
-    assert not np.allclose(after, before)
+    assert not np.allclose(after, run["before"])
     assert not np.allclose(after, reference_round(after, RECIPES[RECIPE].rounding, (0,)), atol=1e-6)
     # The student itself is plain and float; it saves and loads as such.
     assert all(type(layer).__module__.startswith("keras") for layer in student._flatten_layers())
     path = tmp_path / "student.keras"
     student.save(path)
     loaded = keras.saving.load_model(path)
-    np.testing.assert_array_equal(
-        keras.ops.convert_to_numpy(loaded.get_layer("transformer_layer_0")
-                                   ._self_attention_layer._query_dense._kernel), after)
-    config = distiller.get_config()
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(query_kernel(loaded)), after)
+    config = run["distiller"].get_config()
     assert config["quantize_transformer"] == RECIPE
     assert EmbeddingDistiller.from_config(config).quantize_transformer == RECIPE
 
 
-def test_the_trained_student_matches_its_int4_file(tmp_path):
+def test_the_trained_student_matches_its_int4_file(tmp_path, distilled_through_int4):
     """Fake-quantized forward on this backend == the exported int4 file (exported in
-    a TensorFlow process on JAX)."""
+    a TensorFlow process on JAX), for the student distilled through int4 above."""
     from ai_edge_litert.interpreter import Interpreter
 
     from keras_subembed.export import export_tflite
 
-    teacher, student = make_pair()
-    distiller = EmbeddingDistiller(teacher, student, quantize_transformer=RECIPE)
-    distiller.compile(learning_rate=1e-3)
-    distiller.fit(token_batches(64), batch_size=32, epochs=1, verbose=0)
+    student = distilled_through_int4["student"]
     student.save(tmp_path / "student.keras")
     report = export_tflite(tmp_path / "student.keras", tmp_path / "student.tflite",
                            quantization=RECIPE, sequence_lengths=(16,))
