@@ -14,7 +14,7 @@ __version__ = "0.3.0"
 # has registered it.
 from keras_subembed import layers  # noqa: E402
 from keras_subembed import models  # noqa: E402
-from keras_subembed.models.compression import compress  # noqa: E402
+from keras_subembed.models.compression.compression import compress  # noqa: E402
 
 _LAZY_SUBPACKAGES = ("assignment", "datasets", "evaluation", "export", "optimizers", "recipe")
 __all__ = ["__version__", "compress", "layers", "models", *_LAZY_SUBPACKAGES]

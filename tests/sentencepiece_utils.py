@@ -64,3 +64,10 @@ def bert_xlm_roberta_embedder(sequence_length=24, seed=5):
     preprocessor = keras_hub.models.BertTextEmbedderPreprocessor(
         tokenizer, sequence_length=sequence_length)
     return keras_hub.models.BertTextEmbedder(backbone, preprocessor, pooling_mode="mean")
+
+
+def keras_ids(tokenizer, text):
+    """The ids keras-hub's `tokenizer` gives `text`, as a list."""
+    import keras
+
+    return keras.ops.convert_to_numpy(tokenizer(text)).tolist()

@@ -17,6 +17,14 @@ import numpy as np
 import pytest
 
 import keras_subembed
+from keras_subembed.assignment import registry as assignment_registry
+from keras_subembed.export import pipeline
+from keras_subembed.layers import embedding_kinds
+from keras_subembed.tokenizer_kinds import registry as tokenizer_kind_registry
+
+# The registries an example may add to (an export format, an assignment, ...).
+REGISTRIES = (pipeline.FORMATS, assignment_registry._ASSIGNMENTS,
+              embedding_kinds._EMBEDDING_KINDS, tokenizer_kind_registry._TOKENIZER_KINDS)
 
 # module -> why its `>>>` examples are not run here.
 SKIP = {
@@ -52,6 +60,18 @@ def test_the_skip_list_names_modules_with_examples():
     assert len(MODULES) > 30
 
 
+@pytest.fixture
+def registries_as_they_were():
+    # What an example registers would stay for every later test in this process (a
+    # format "npz" listed among the registered ones, say): each example's additions go.
+    saved = [dict(registry) for registry in REGISTRIES]
+    yield
+    for registry, entries in zip(REGISTRIES, saved):
+        registry.clear()
+        registry.update(entries)
+
+
+@pytest.mark.usefixtures("registries_as_they_were")
 @pytest.mark.parametrize("name", [name for name in MODULES if name not in SKIP],
                          ids=lambda name: name.split(".", 1)[1])
 def test_docstring_examples_run(name, tmp_path, monkeypatch):
@@ -66,3 +86,9 @@ def test_docstring_examples_run(name, tmp_path, monkeypatch):
     )
     assert result.attempted > 0
     assert result.failed == 0
+
+
+def test_an_example_leaves_no_registration_behind():
+    # Runs after the examples: pipeline's registers the format "npz".
+    assert "npz" not in pipeline.FORMATS
+

@@ -74,6 +74,24 @@ def test_one_export_format_importing_another_breaks_their_independence(tmp_path)
             in " ".join(output.split())), output
 
 
+
+def test_a_model_file_helper_importing_a_model_class_breaks_the_models_floors(tmp_path):
+    # files/ (model folders, presets) sits below families/ (the model classes) inside models/.
+    shutil.copytree(PACKAGE, tmp_path / "keras_subembed",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "setup.cfg", tmp_path)
+    model_files = tmp_path / "keras_subembed" / "models" / "files" / "model_files.py"
+    model_files.write_text(model_files.read_text() + "\nfrom keras_subembed.models.families."
+                           "compressed_backbone import CompressedBackbone\n")
+    code, output = lint_imports(tmp_path)
+    assert code == 1, output
+    flat = " ".join(output.split())
+    assert ("Models: compression and training sit above the model families, above encoding "
+            "and files BROKEN") in flat, output
+    assert ("keras_subembed.models.files.model_files -> "
+            "keras_subembed.models.families.compressed_backbone") in flat, output
+
+
 def function_local_imports(path):
     """`(line, module)` of every import of this package inside a function or class body."""
     found = []

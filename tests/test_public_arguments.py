@@ -299,7 +299,7 @@ SKIPPED = {
     "assignment.Assignment": "a registry record made by register_assignment",
     "tokenizer_kinds.TokenizerKind": "a registry record made by register_tokenizer_kind",
     "tokenizer_kinds.register_tokenizer_kind": "changes the process-wide tokenizer kind "
-                                               "registry; tests/tokenizer_kinds/test_tokenizer_kind_registry.py "
+                                               "registry; tests/tokenizer_kinds/test_tokenizer_kinds_registry.py "
                                                "refuses every bad field by name",
     "evaluation.tflite_runner": "needs a .tflite file",
     "evaluation.onnx_runner": "needs an .onnx file",

@@ -1,4 +1,5 @@
-"""Test helpers: the shipped builtins-only TFLite conversion, and running its files."""
+"""Test helpers: the shipped builtins-only TFLite conversion, running its files, and
+small files written by hand (`handmade_tflite`)."""
 
 import re
 
@@ -69,3 +70,83 @@ def assert_no_table_sized_tensor(shapes, input_dim, output_dim):
     dense_size = input_dim * output_dim
     big = [shape for shape in shapes if int(np.prod(shape)) >= dense_size]
     assert not big, f"tensors as large as the {input_dim}x{output_dim} table: {big}"
+
+
+def handmade_tflite(tensors, operators=(), inputs=(), outputs=(), signature=None):
+    """A small `.tflite` flatbuffer written by hand with TensorFlow Lite's schema (no converter).
+
+    Args:
+        tensors: `(name, shape, type name, data or None, scales or None)` each; a
+            `None` dimension is dynamic; `data` makes it a constant (its own buffer),
+            `scales` quantization parameters (zero points 0).
+        operators: `(builtin op name, input indices, output indices)` each.
+        inputs, outputs: the subgraph's tensor indices.
+        signature: the key of a signature over `inputs` and `outputs`, by tensor name.
+    """
+    from keras_subembed.tflite_metadata import tflite_schema
+    from keras_subembed.tflite_metadata import write_model
+
+    schema = tflite_schema()
+    model = schema.ModelT()
+    model.version = 3
+    model.buffers = [schema.BufferT()]  # buffer 0: no data, by convention
+    graph = schema.SubGraphT()
+    graph.tensors = []
+    for name, shape, dtype, data, scales in tensors:
+        tensor = schema.TensorT()
+        tensor.name, tensor.type = name, getattr(schema.TensorType, dtype.upper())
+        tensor.shape = [1 if size is None else size for size in shape]
+        if None in shape:
+            tensor.shapeSignature = [-1 if size is None else size for size in shape]
+        tensor.buffer = 0
+        if data is not None:
+            buffer = schema.BufferT()
+            buffer.data = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
+            model.buffers.append(buffer)
+            tensor.buffer = len(model.buffers) - 1
+        if scales is not None:
+            tensor.quantization = schema.QuantizationParametersT()
+            tensor.quantization.scale = list(scales)
+            tensor.quantization.zeroPoint = [0] * len(scales)
+        graph.tensors.append(tensor)
+    codes, graph.operators = [], []
+    for op_name, op_inputs, op_outputs in operators:
+        code = getattr(schema.BuiltinOperator, op_name)
+        codes += [code] if code not in codes else []
+        operator = schema.OperatorT()
+        operator.opcodeIndex = codes.index(code)
+        operator.inputs, operator.outputs = list(op_inputs), list(op_outputs)
+        graph.operators.append(operator)
+    model.operatorCodes = []
+    for code in codes:
+        operator_code = schema.OperatorCodeT()
+        operator_code.builtinCode, operator_code.deprecatedBuiltinCode = code, min(code, 127)
+        operator_code.version = 1
+        model.operatorCodes.append(operator_code)
+    graph.inputs, graph.outputs = list(inputs), list(outputs)
+    model.subgraphs = [graph]
+    if signature is not None:
+        definition = schema.SignatureDefT()
+        definition.signatureKey, definition.subgraphIndex = signature, 0
+        definition.inputs, definition.outputs = ([_tensor_map(graph, i) for i in indices]
+                                                 for indices in (inputs, outputs))
+        model.signatureDefs = [definition]
+    return bytes(write_model(model))
+
+
+def _tensor_map(graph, index):
+    from keras_subembed.tflite_metadata import tflite_schema
+
+    entry = tflite_schema().TensorMapT()
+    entry.name, entry.tensorIndex = graph.tensors[index].name, index
+    return entry
+
+
+def echo_tflite():
+    """A `.tflite` encoder (signature `serving_default`) whose "embedding" is its ids where
+    the mask is 1: `token_ids * padding_mask`."""
+    return handmade_tflite([("token_ids", (None, None), "int32", None, None),
+                            ("padding_mask", (None, None), "int32", None, None),
+                            ("embedding", (None, None), "int32", None, None)],
+                           [("MUL", (0, 1), (2,))], inputs=(0, 1), outputs=(2,),
+                           signature="serving_default")

@@ -21,7 +21,7 @@ from keras_subembed.export.signature import sequence_lengths_of
 from keras_subembed.export.signature import serving_function
 from keras_subembed.export.staged_model import StagedModel
 from keras_subembed.export.tokenizer_file import TokenizerFile
-from keras_subembed.models.token_embedding import find_token_embedding
+from keras_subembed.models.families.token_embedding import find_token_embedding
 
 
 class ExportFormat:

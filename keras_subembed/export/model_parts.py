@@ -13,7 +13,7 @@ import numpy as np
 import keras_subembed.models  # noqa: F401
 from keras_subembed.layer_walk import walk_layers
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
-from keras_subembed.models.token_embedding import find_token_embedding
+from keras_subembed.models.families.token_embedding import find_token_embedding
 from keras_subembed.tokenizer_kinds import tokenizer_kind_of
 
 EMBEDDING_MODES = ("compressed", "frozen")

@@ -7,7 +7,7 @@ import keras_hub
 import numpy as np
 import tensorflow as tf
 
-from keras_subembed.models.token_embedding import find_token_embedding
+from keras_subembed.models.families.token_embedding import find_token_embedding
 from keras_subembed.export.model_parts import max_sequence_length
 
 SAMPLE_INPUTS_HELP = (

@@ -472,8 +472,10 @@ class SubEmbedding(CompressedEmbedding):
             raise ValueError(
                 f"Layer '{self.name}' has assignment='explicit' but its codes were "
                 "never loaded: a config does not hold them. Load the saved model "
-                "or weights (`keras.saving.load_model`, `load_weights`, "
-                "`set_weights`), or pass the codes array as `assignment`."
+                "or weights (`keras.saving.load_model`, `model.load_weights`, or "
+                "this layer's own `set_weights`: a model's `set_weights` assigns "
+                "the variables without telling the layer), or pass the codes "
+                "array as `assignment`."
             )
         return self.codes
 

@@ -54,8 +54,8 @@ def register_tokenizer_kind(name, tokenizer_class, **fields):
     Returns:
         The registered `TokenizerKind`.
 
-    Example (a whitespace tokenizer kind; tests/tokenizer_kinds/test_registry.py
-    writes its functions):
+    Example (a whitespace tokenizer kind; its functions are written in
+    tests/tokenizer_kinds/test_tokenizer_kinds_registry.py):
 
         register_tokenizer_kind(
             "words", WhitespaceTokenizer, description="whitespace words",

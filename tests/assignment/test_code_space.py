@@ -1,11 +1,15 @@
-"""One decoding formula for NumPy codes and SubEmbedding's in-graph digits."""
+"""The code space: rows per table, the capacity left by reserved ids, the code dtype, and
+one decoding formula for NumPy codes and SubEmbedding's in-graph digits."""
 
 import keras
 import numpy as np
 import pytest
 
 from keras_subembed.assignment import digit_codes
+from keras_subembed.assignment import minimum_rows_per_table
+from keras_subembed.assignment import ordinary_capacity
 from keras_subembed.assignment.code_space import decode_slots
+from keras_subembed.assignment.code_space import smallest_code_dtype
 from keras_subembed.layers import SubEmbedding
 from tests.layers.layer_contract import compiled
 
@@ -30,3 +34,33 @@ def test_decoding_large_int32_slots_does_not_overflow():
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(want[-1], [(2**31 - 1) % 2000, (2**31 - 1) // 2000 % 2000,
                                              (2**31 - 1) // 2000**2])
+
+
+@pytest.mark.parametrize(
+    "num_ids, num_tables, expected",
+    [
+        (50_265, 2, 225),
+        (50_265, 3, 37),
+        (50_265, 4, 15),
+        (50_265, 8, 4),
+        (250_002, 3, 63),
+        (27, 3, 3),  # exact power: the authors' int(V**(1/K)) + 1 gives 4
+        (28, 3, 4),
+        (1, 3, 1),
+    ],
+)
+def test_minimum_rows_per_table_matches_paper(num_ids, num_tables, expected):
+    assert minimum_rows_per_table(num_ids, num_tables) == expected
+
+
+def test_minimum_rows_with_reserved_is_minimal():
+    rows = minimum_rows_per_table(30_522, 3, num_reserved=5)
+    assert ordinary_capacity(rows, 3, 5) >= 30_517
+    assert ordinary_capacity(rows - 1, 3, 5) < 30_517
+
+
+@pytest.mark.parametrize(
+    "rows, dtype", [(2, "uint8"), (256, "uint8"), (257, "int16"), (40_000, "int32")]
+)
+def test_smallest_code_dtype(rows, dtype):
+    assert smallest_code_dtype(rows) == dtype

@@ -17,8 +17,6 @@ import sentencepiece
 import tensorflow as tf
 
 from keras_subembed import datasets
-from keras_subembed.datasets.sentencepiece_model import compile_normalization
-from keras_subembed.datasets.sentencepiece_model import xlm_roberta_sentencepiece_model
 from tests.multilingual_utils import NORMALIZATION
 from tests.multilingual_utils import TEXTS
 from tests.multilingual_utils import bert_mean_vectors
@@ -111,20 +109,6 @@ def test_converted_once_then_reused(converted, tmp_path):
     assert datasets.multilingual_e5_preset_dir(cache=folder.parent, source=source) == folder
     assert (folder / "model.safetensors").stat().st_mtime_ns == stamp
     assert not [entry for entry in folder.parent.iterdir() if entry.name.startswith(".")]
-
-
-def test_sentencepiece_model_checks_its_pieces():
-    with pytest.raises(ValueError, match=r"Hugging Face XLM-R order"):
-        xlm_roberta_sentencepiece_model(["<unk>", "<s>", "</s>", "a"], [0, 0, 0, -1], {})
-    with pytest.raises(ValueError, match=r"one entry each"):
-        xlm_roberta_sentencepiece_model(["<s>", "<pad>", "</s>", "<unk>", "<mask>"], [0], {})
-    with pytest.raises(ValueError, match=r"non-empty strings"):
-        compile_normalization({"": "x"})
-    # No map: no rules; SentencePiece still splits at white space.
-    proto = xlm_roberta_sentencepiece_model(
-        ["<s>", "<pad>", "</s>", "<unk>", "▁a", "▁Ａ", "<mask>"], [0, 0, 0, 0, -1.0, -1.0, 0], {})
-    processor = sentencepiece.SentencePieceProcessor(model_proto=proto)
-    assert processor.normalize("  Ａ\u200b a ") == "▁Ａ\u200b▁a"
 
 
 def test_a_missing_source_file_is_named(tmp_path):

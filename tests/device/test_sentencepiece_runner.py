@@ -21,11 +21,11 @@ from tests.sentencepiece_utils import sentencepiece_proto
 from tests.sentencepiece_utils import xlm_roberta_tokenizer
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from test_runners import DEVICE  # noqa: E402
-from test_runners import MIXED_SCRIPT  # noqa: E402
-from test_runners import assert_clear_error  # noqa: E402
-from test_runners import keras_hub_ids  # noqa: E402
-from test_runners import run_script  # noqa: E402, F401 (a fixture)
+from test_wordpiece_runner import DEVICE  # noqa: E402
+from test_wordpiece_runner import MIXED_SCRIPT  # noqa: E402
+from test_wordpiece_runner import assert_clear_error  # noqa: E402
+from test_wordpiece_runner import keras_hub_ids  # noqa: E402
+from test_wordpiece_runner import run_script  # noqa: E402, F401 (a fixture)
 
 spec = importlib.util.spec_from_file_location("sentencepiece_tokenizer", DEVICE / "sentencepiece_tokenizer.py")
 sentencepiece_tokenizer = importlib.util.module_from_spec(spec)

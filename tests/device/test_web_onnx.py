@@ -24,7 +24,7 @@ MISSING = [what for what, absent in [
                                        for name in ("onnx", "onnxruntime", "tf2onnx"))),
 ] if absent]
 
-sys.path.insert(0, str(ROOT / "tests" / "models"))
+sys.path.insert(0, str(ROOT / "tests" / "models" / "families"))
 from test_compressed_text_embedder import SUB  # noqa: E402
 from test_compressed_text_embedder import TEXTS  # noqa: E402
 from test_compressed_text_embedder import make_bert_embedder  # noqa: E402

@@ -13,7 +13,7 @@ ROOT = pathlib.Path(__file__).parents[2]
 pytestmark = pytest.mark.large
 # Every embedding's branch of the script runs on TensorFlow. On JAX two do
 # (the dense baseline the table compares with, and a compressed one): each
-# kind's own training on JAX is tests/models/test_compressed_roberta_backbone.py's.
+# kind's own training on JAX is tests/models/families/test_compressed_roberta_backbone.py's.
 EMBEDDINGS = (["embedding", "sub-digits", "alone", "define"] if keras.backend.backend() == "tensorflow"
               else ["embedding", "sub-digits"])
 

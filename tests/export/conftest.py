@@ -12,7 +12,7 @@ from keras_subembed.export.model_parts import copy_model
 from keras_subembed.models import CompressedRobertaBackbone
 from keras_subembed.models import CompressedRobertaMaskedLM
 from keras_subembed.models import CompressedRobertaMaskedLMPreprocessor
-from keras_subembed.models.token_embedding import find_token_embedding
+from keras_subembed.models.families.token_embedding import find_token_embedding
 
 VOCABULARY = (["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
               + "the police said was closed market news".split() + list("abcdefghijklmnopqrstuvwxyz."))
@@ -43,6 +43,15 @@ def sentence_encoder():
     embedding = keras.ops.normalize(pooled, axis=-1)
     return keras.Model({"token_ids": token_ids, "padding_mask": padding_mask},
                        {"embedding": embedding}), bert
+
+
+@pytest.fixture(scope="module")
+def model():
+    """token ids -> a 20 x 4 table, mean-pooled: the smallest model an export converts.
+    (tests/export/test_pipeline.py has a `model` of its own: the table's rows, not pooled.)"""
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    vectors = keras.layers.Embedding(20, 4)(token_ids)
+    return keras.Model(token_ids, keras.layers.GlobalAveragePooling1D()(vectors))
 
 
 @pytest.fixture(scope="session")

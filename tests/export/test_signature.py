@@ -14,7 +14,6 @@ from keras_subembed.models import find_token_embedding
 from keras_subembed.export.litert import conversion
 from keras_subembed.export.tflite.tflite_format import TFLiteFormat
 from keras_subembed.export.model_parts import dense_table_bytes
-from keras_subembed.export.model_parts import with_embedding_mode
 from keras_subembed.export.signature import ServingInputs
 from keras_subembed.export.signature import make_sample_inputs
 from keras_subembed.export.staged_model import StagedModel
@@ -162,15 +161,6 @@ def test_token_embedding_is_found_and_sized_in_its_dtype():
     half.build()
     assert dense_table_bytes(half) == 1000 * 8 * 2
     assert dense_table_bytes(define) == 500 * 8 * 4
-
-
-def test_frozen_mode_follows_the_layer_class_attribute(monkeypatch):
-    mlm = masked_lm("sub", 60, num_tables=2)
-    assert with_embedding_mode(mlm, "frozen") is mlm  # SubEmbedding: freezing gains nothing
-    monkeypatch.setattr(SubEmbedding, "freeze_speeds_up", True, raising=False)
-    frozen = with_embedding_mode(mlm, "frozen")
-    assert frozen is not mlm and frozen.backbone.token_embedding.cached
-    assert not mlm.backbone.token_embedding.cached
 
 
 # Export (SavedModel, TFLite) is TensorFlow's; from JAX it runs in a TensorFlow process.

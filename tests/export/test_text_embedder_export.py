@@ -9,7 +9,7 @@ import pytest
 import keras_subembed
 from keras_subembed.export import export_tflite
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "models"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "models" / "families"))
 from test_compressed_text_embedder import SUB  # noqa: E402
 from test_compressed_text_embedder import TEXTS  # noqa: E402
 from test_compressed_text_embedder import make_bert_embedder  # noqa: E402

@@ -124,6 +124,21 @@ def test_a_config_alone_cannot_silently_use_zero_codes():
     np.testing.assert_array_equal(clone(np.arange(30)), layer(np.arange(30)))
 
 
+def test_a_models_set_weights_is_named_as_not_loading_the_codes():
+    # keras.Model.set_weights assigns each variable without calling the layer's
+    # set_weights, so the layer cannot tell its codes arrived: the error says so.
+    layer, _ = explicit_layer()
+    ids = keras.Input((None,), dtype="int32")
+    model = keras.Model(ids, layer(ids))
+    clone = keras.Model.from_config(model.get_config())
+    clone.set_weights(model.get_weights())
+    with pytest.raises(ValueError, match=re.escape(
+            "this layer's own `set_weights`: a model's `set_weights` assigns the variables")):
+        clone(np.array([[1, 2]]))
+    clone.layers[-1].set_weights(layer.get_weights())
+    np.testing.assert_array_equal(clone(np.arange(30)[None]), model(np.arange(30)[None]))
+
+
 def test_old_keras_files_with_codes_in_the_config_still_load(tmp_path):
     codes = explicit_layer()[1]
     # Older releases stored (V, K) codes unpacked and had no packing options.

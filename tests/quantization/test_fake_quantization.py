@@ -21,10 +21,10 @@ from keras_subembed.quantization.fake_quantization import quantized_layers
 from keras_subembed.quantization.kernel_rounding import round_kernel
 from keras_subembed.quantization.recipes import ATTENTION_OUTPUT_SCOPE
 from keras_subembed.quantization.weight_recipe import WeightRecipe
-from tests.models.test_compressed_text_embedder import SIZES
-from tests.models.test_compressed_text_embedder import SUB
-from tests.models.test_compressed_text_embedder import VOCABULARY
-from tests.models.test_compressed_text_embedder import make_bert_embedder
+from tests.models.families.test_compressed_text_embedder import SIZES
+from tests.models.families.test_compressed_text_embedder import SUB
+from tests.models.families.test_compressed_text_embedder import VOCABULARY
+from tests.models.families.test_compressed_text_embedder import make_bert_embedder
 
 BACKEND = keras.backend.backend()
 RECIPE = "int4_blockwise32_dynamic"

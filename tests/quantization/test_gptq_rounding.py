@@ -14,8 +14,8 @@ from keras_subembed.quantization.gptq_rounding import _gptq_levels
 from keras_subembed.quantization.gptq_rounding import _input_rows
 from keras_subembed.quantization.gptq_rounding import input_moments
 from keras_subembed.quantization.kernel_rounding import reduced_axes
-from tests.models.test_compressed_text_embedder import TEXTS
-from tests.models.test_compressed_text_embedder import make_bert_embedder
+from tests.models.families.test_compressed_text_embedder import TEXTS
+from tests.models.families.test_compressed_text_embedder import make_bert_embedder
 
 INT4_NAME = "int4_dynamic"
 

@@ -1,21 +1,16 @@
 """A compressed BERT embedder ships as a MediaPipe Tasks file that embeds raw strings."""
 
-import re
-import sys
-from pathlib import Path
-
 import keras
 import keras_hub
 import numpy as np
 import pytest
 
-import keras_subembed
 from keras_subembed.export import export_mediapipe
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "models"))
-from test_compressed_text_embedder import SIZES  # noqa: E402
-from test_compressed_text_embedder import SUB  # noqa: E402
-from test_compressed_text_embedder import VOCABULARY  # noqa: E402
+from tests.export.mediapipe.mediapipe_utils import SIZES
+# tests/export/test_tokenizer_file.py imports SUB and VOCABULARY (and uncased_embedder) from here.
+from tests.export.mediapipe.mediapipe_utils import SUB  # noqa: F401
+from tests.export.mediapipe.mediapipe_utils import VOCABULARY  # noqa: F401
+from tests.export.mediapipe.mediapipe_utils import uncased_embedder
 
 # Conversion traces the model in TensorFlow; on JAX only the subprocess path is tested.
 tensorflow_only = pytest.mark.tensorflow_only(reason="it traces the model in TensorFlow")
@@ -27,20 +22,6 @@ pytestmark = pytest.mark.usefixtures("convert_each_model_once")
 # Case and punctuation that MediaPipe's tokenizer must handle as the model's does.
 TEXTS = ["The police said the road was closed.", "Rain in the CITY, one new game!",
          "the market (news) said: two people", "world"]
-
-
-def uncased_embedder(strip_accents=False, lowercase=True, sizes=SIZES):
-    keras.utils.set_random_seed(3)
-    backbone = keras_hub.models.BertBackbone(len(VOCABULARY), **sizes)
-    tokenizer = keras_hub.models.BertTokenizer(
-        vocabulary=VOCABULARY, lowercase=lowercase, strip_accents=strip_accents)
-    preprocessor = keras_hub.models.BertTextEmbedderPreprocessor(tokenizer, sequence_length=12)
-    return keras_hub.models.BertTextEmbedder(backbone, preprocessor, pooling_mode="mean")
-
-
-@pytest.fixture(scope="module")
-def small():
-    return keras_subembed.compress(uncased_embedder(), "sub", SUB)
 
 
 def mediapipe_vectors(path, texts):
@@ -72,42 +53,6 @@ def test_the_file_runs_in_mediapipe_from_raw_strings_with_the_keras_vectors(
     np.testing.assert_allclose(got, want, atol=1e-5 if quantization is None else 1e-2)
     with pytest.raises(FileExistsError):
         export_mediapipe(small, path, quantization=quantization, verify=False)
-
-
-@tensorflow_only
-def test_mediapipe_lowercases_and_splits_punctuation_but_keeps_accents():
-    from keras_subembed.export.mediapipe.mediapipe_token_ids import mediapipe_token_ids
-
-    texts = ["The CITY, (rain)!", "naïve Café"]
-    got = mediapipe_token_ids(VOCABULARY, texts, sequence_length=16)
-    stripping = keras_hub.models.BertTokenizer(
-        vocabulary=VOCABULARY, lowercase=True, strip_accents=True)
-    want = [[2, *keras.ops.convert_to_numpy(stripping(text)).tolist(), 3] for text in texts]
-    assert got[0] == want[0]
-    unk = VOCABULARY.index("[UNK]")
-    assert want[1][1:3] == [VOCABULARY.index("naive"), VOCABULARY.index("cafe")]
-    assert got[1] == [2, unk, unk, 3]  # accents kept: the words are not in the vocabulary
-
-
-@tensorflow_only
-def test_a_real_token_with_id_0_is_kept_when_pad_is_another_id():
-    """Issue 32 item 9: every id 0 was taken for padding."""
-    from keras_subembed.export.mediapipe.mediapipe_token_ids import mediapipe_token_ids
-
-    vocabulary = ["the"] + [token for token in VOCABULARY if token != "the"]
-    ids = mediapipe_token_ids(vocabulary, ["the city the"], sequence_length=8)
-    cls, sep, city = (vocabulary.index(token) for token in ("[CLS]", "[SEP]", "city"))
-    assert ids == [[cls, 0, city, 0, sep]]
-
-
-@pytest.mark.parametrize("length", [0, -5, 2, 2.5, True, "16"])
-def test_a_bad_probe_length_is_named_before_any_conversion(length):
-    """Issue 32 item 16: 0 gave a C++ trace, -5 a raw TensorFlow error."""
-    from keras_subembed.export.mediapipe.mediapipe_token_ids import mediapipe_token_ids
-
-    with pytest.raises(ValueError, match=f"`sequence_length` must be an int.*"
-                       f"Received: sequence_length={re.escape(repr(length))}"):
-        mediapipe_token_ids(VOCABULARY, ["the city"], sequence_length=length)
 
 
 @tensorflow_only
@@ -200,53 +145,6 @@ def test_an_int4_file_is_held_to_the_rounded_models_vectors(small, tmp_path, mon
                        "kernels.*at least 1.5.*int4.tflite' was not written"):
         export_mediapipe(small, tmp_path / "int4.tflite", quantization="int4_dynamic", texts=TEXTS)
     assert not list(tmp_path.iterdir())
-
-
-def test_the_fixed_length_covers_the_asked_share_of_the_texts(small):
-    from keras_subembed.export import mediapipe_sequence_length
-
-    # One token per word, [CLS] and [SEP]: 3 .. 12 tokens.
-    texts = [" ".join(["the"] * words) for words in range(1, 11)]
-    assert mediapipe_sequence_length(small, texts, coverage=1.0, multiple=1) == 12
-    assert mediapipe_sequence_length(small, texts, coverage=0.5, multiple=1) == 7
-    assert mediapipe_sequence_length(small, texts, coverage=0.5) == 8
-    assert mediapipe_sequence_length(small, texts, coverage=0.01, multiple=1) == 3
-    assert mediapipe_sequence_length(small, ["", "the"], coverage=1.0, multiple=1) == 3
-    # ASCII capitals are lowercased first, as MediaPipe does.
-    assert mediapipe_sequence_length(small, ["THE POLICE"], multiple=1) == 4
-    # Capped at the position table (24), whatever the texts or the rounding.
-    assert mediapipe_sequence_length(small, ["the " * 100]) == 24
-    assert mediapipe_sequence_length(small, ["the " * 20], multiple=16) == 24
-    # A tokenizer alone knows no limit.
-    tokenizer = small.preprocessor.tokenizer
-    assert mediapipe_sequence_length(tokenizer, ["the " * 100], multiple=1) == 102
-
-
-@pytest.mark.parametrize("kwargs, error, match", [
-    ({"texts": "one text"}, ValueError, "`texts` must be a non-empty list of strings. "
-     "Received: texts='one text'"),
-    ({"texts": []}, ValueError, r"Received: texts=\[\]"),
-    ({"texts": ["a", 3]}, ValueError, r"Received: texts=\['a', 3\]"),
-    ({"coverage": 0}, ValueError, r"`coverage` must be a number in \(0, 1\]. Received: coverage=0"),
-    ({"coverage": 1.5}, ValueError, "Received: coverage=1.5"),
-    ({"coverage": True}, ValueError, "Received: coverage=True"),
-    ({"coverage": "0.9"}, ValueError, "Received: coverage='0.9'"),
-    ({"multiple": 0}, ValueError, "`multiple` must be a positive integer. Received: multiple=0"),
-    ({"multiple": 2.5}, ValueError, "Received: multiple=2.5"),
-])
-def test_the_fixed_length_helper_names_a_bad_argument(small, kwargs, error, match):
-    from keras_subembed.export import mediapipe_sequence_length
-
-    with pytest.raises(error, match=match):
-        mediapipe_sequence_length(small, **{"texts": ["the city"], **kwargs})
-
-
-def test_the_fixed_length_helper_names_a_model_it_cannot_read(small):
-    from keras_subembed.export import mediapipe_sequence_length
-
-    with pytest.raises(TypeError, match="`tokenizer_or_embedder` must be a keras-hub "
-                       "TextEmbedder.*Received: tokenizer_or_embedder=CompressedBertBackbone"):
-        mediapipe_sequence_length(small.backbone, ["the city"])
 
 
 @tensorflow_only

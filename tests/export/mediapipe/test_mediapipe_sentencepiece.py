@@ -11,12 +11,11 @@ import pytest
 import keras_subembed
 from keras_subembed.export import export_mediapipe
 from keras_subembed.export.mediapipe.mediapipe_sentencepiece import ascii_lowercase
-from keras_subembed.tokenizer_kinds.sentencepiece import mediapipe_sentencepiece_model
 from tests.sentencepiece_utils import HARD_TEXTS
 from tests.sentencepiece_utils import SCRIPT_TEXTS
 from tests.sentencepiece_utils import TEXTS
 from tests.sentencepiece_utils import bert_xlm_roberta_embedder
-from tests.sentencepiece_utils import sentencepiece_proto
+from tests.sentencepiece_utils import keras_ids
 from tests.sentencepiece_utils import xlm_roberta_tokenizer
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -27,37 +26,8 @@ tensorflow_only = pytest.mark.tensorflow_only(reason="it traces the model in Ten
 SUB = {"assignment": "product", "num_tables": 4, "rows_per_table": 8, "reserved_ids": [0, 1, 2, 3]}
 
 
-def keras_ids(tokenizer, text):
-    return keras.ops.convert_to_numpy(tokenizer(text)).tolist()
-
-
 def test_ascii_lowercase_lowercases_a_to_z_only():
     assert ascii_lowercase("Paris ÉTÉ İstanbul ΑΘΗΝΑ Москва ＡＢＣ") == "paris ÉtÉ İstanbul ΑΘΗΝΑ Москва ＡＢＣ"
-
-
-def test_the_renumbered_model_gives_the_xlm_roberta_ids_and_mediapipes_end_pieces():
-    import sentencepiece
-
-    processor = sentencepiece.SentencePieceProcessor(
-        model_proto=mediapipe_sentencepiece_model(sentencepiece_proto()))
-    tokenizer = xlm_roberta_tokenizer()
-    assert processor.get_piece_size() == tokenizer.vocabulary_size() - 1  # all but <mask>
-    assert [processor.piece_to_id(p) for p in ("[CLS]", "<pad>", "[SEP]", "<unk>")] == [0, 1, 2, 3]
-    assert processor.unk_id() == 3
-    for text in TEXTS + HARD_TEXTS:
-        assert processor.encode(text) == keras_ids(tokenizer, text), text
-    assert 3 in processor.encode("snowman ☃")  # an unknown character is <unk>, as in Keras
-    # The end pieces are control pieces: written in a text they are not matched.
-    assert 0 not in processor.encode("[CLS] x [SEP]") and 2 not in processor.encode("[SEP]")
-
-
-@pytest.mark.parametrize("proto, match", [
-    (b"\xff\x00 not a model", "not a serialized SentencePiece model"),
-    (b"", "starts with the pieces"),
-])
-def test_a_model_that_is_not_xlm_roberta_is_refused(proto, match):
-    with pytest.raises(ValueError, match=match):
-        mediapipe_sentencepiece_model(proto)
 
 
 @tensorflow_only

@@ -13,7 +13,7 @@ import keras_subembed
 from keras_subembed.export import export_onnx
 from keras_subembed.export.onnx.onnx_format import ONNXFormat
 
-sys.path.insert(0, str(Path(__file__).parents[2] / "models"))
+sys.path.insert(0, str(Path(__file__).parents[2] / "models" / "families"))
 from test_compressed_text_embedder import SUB  # noqa: E402
 from test_compressed_text_embedder import TEXTS  # noqa: E402
 from test_compressed_text_embedder import make_bert_embedder  # noqa: E402
