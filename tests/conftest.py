@@ -14,12 +14,21 @@ run's CPU time by about a quarter. XLA's own passes over the graph (fusion, layo
 simplification) are the same; only LLVM's passes over the emitted code are left out,
 which may move float results by rounding only, as any other summation order
 (`tests/layers/layer_contract.py`, "tolerances"). Processes the tests start inherit it.
+
+TensorFlow runs each op on one thread (`TF_NUM_INTRAOP_THREADS=1`, and one inter-op
+thread) unless those are set. pytest-xdist already runs one test process per core; a
+tiny model's ops gain nothing from more threads, and each process's idle pool threads
+spin on the cores the other processes need. Measured on 2 cores beside other work
+(benchmarks/RESULTS.md, "CI time"): 50 export and DeFINE tests took 172 and 185 s of
+user CPU in two runs with one thread, 191 s with TensorFlow's default.
 """
 
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
+os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 # Before JAX or TensorFlow starts XLA: it reads the flags once.
 if "--xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = " ".join(
