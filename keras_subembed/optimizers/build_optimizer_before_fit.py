@@ -1,5 +1,7 @@
 """Build a model's optimizer before `fit` traces its first step."""
 
+import contextlib
+
 
 def build_optimizer_before_fit(model):
     """Builds `model.optimizer` on `model.trainable_variables` if it is not built.
@@ -21,5 +23,10 @@ def build_optimizer_before_fit(model):
     True
     """
     optimizer = getattr(model, "optimizer", None)
-    if optimizer is not None and not optimizer.built:
+    if optimizer is None or optimizer.built:
+        return
+    # TensorFlow's trainer: slots of a tf.distribute strategy's variables are made in
+    # its scope (the default strategy's scope is a no-op).
+    strategy = getattr(model, "distribute_strategy", None)
+    with strategy.scope() if strategy is not None else contextlib.nullcontext():
         optimizer.build(model.trainable_variables)
