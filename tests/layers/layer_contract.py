@@ -1,5 +1,6 @@
 """Checks of the contract every compressed embedding keeps, shared by the layer tests."""
 
+import json
 import os
 import subprocess
 import sys
@@ -242,6 +243,86 @@ def model_outputs_and_gradients(model, inputs):
     return keras.tree.flatten(outputs), gradients
 
 
+def run_parts_in_backend(backend, parts):
+    """Runs `parts` (name -> script) one after another in ONE fresh Python process on Keras
+    backend `backend` (a start imports TensorFlow, JAX and Keras: seconds each time).
+
+    Each part runs in its own namespace; a failing part is reported by name and the
+    next one still runs. Returns name -> the part's traceback, or `None` when it ran.
+    """
+    runner = f"""
+        import json, traceback
+        failures = {{}}
+        for name, code in {[(name, textwrap.dedent(code)) for name, code in parts.items()]!r}:
+            try:
+                exec(compile(code, name, "exec"), {{"__name__": "__part__"}})
+                failures[name] = None
+            except BaseException:
+                failures[name] = traceback.format_exc()
+        print(json.dumps(failures))
+        """
+    output = run_in_backend(backend, runner)
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def keras_files_moved_to_the_other_backend(cases, folder, more_parts=None):
+    """Saves each model of `cases` (name -> `(model, inputs, probes)`) under `folder / name`
+    and moves them all to the other Keras backend (TensorFlow <-> JAX) in one fresh process,
+    where each part loads its file, computes the outputs, the gradients of `model_loss`
+    and the `probes` (name -> Python expression over `model` and `inputs`), and saves
+    the model again. `more_parts` (name -> script) run in the same process afterwards.
+
+    Returns name -> traceback or `None`, as `run_parts_in_backend`; then
+    `assert_keras_file_came_back` checks each case.
+    """
+    parts = {}
+    for name, (model, inputs, probes) in cases.items():
+        path = folder / name
+        path.mkdir(parents=True, exist_ok=True)
+        model.save(path / "model.keras")
+        np.savez(path / "inputs.npz", *inputs)
+        parts[name] = f"""
+            import numpy as np, keras
+            import keras_subembed  # registers the layers
+            from tests.layers.layer_contract import model_outputs_and_gradients
+            model = keras.saving.load_model({str(path / "model.keras")!r})
+            stored = np.load({str(path / "inputs.npz")!r})
+            inputs = [stored[f"arr_{{i}}"] for i in range(len(stored.files))]
+            outputs, gradients = model_outputs_and_gradients(model, inputs)
+            probes = {{name: np.asarray(eval(code)) for name, code in {probes or {}!r}.items()}}
+            np.savez({str(path / "outputs.npz")!r}, *outputs)
+            np.savez({str(path / "gradients.npz")!r}, *gradients)
+            np.savez({str(path / "probes.npz")!r}, **probes)
+            model.save({str(path / "back.keras")!r})
+            """
+    parts.update(more_parts or {})
+    return run_parts_in_backend(OTHER_BACKEND[keras.backend.backend()], parts)
+
+
+def assert_keras_file_came_back(model, inputs, path, failure, probes=None):
+    """The checks of `assert_keras_file_moves_between_backends`, for a case that
+    `keras_files_moved_to_the_other_backend` moved to `path` (`failure`: its part's
+    traceback there, or `None`)."""
+    assert failure is None, failure
+    probes = probes or {}
+    outputs, gradients = model_outputs_and_gradients(model, inputs)
+    there = np.load(path / "outputs.npz")
+    there_gradients = np.load(path / "gradients.npz")
+    assert len(there.files) == len(outputs) and len(there_gradients.files) == len(gradients)
+    for index, output in enumerate(outputs):
+        assert_relative_close(there[f"arr_{index}"], output)
+    for index, gradient in enumerate(gradients):
+        assert_relative_close(there_gradients[f"arr_{index}"], gradient)
+    there_probes = np.load(path / "probes.npz")
+    for name, code in probes.items():
+        np.testing.assert_array_equal(there_probes[name], np.asarray(eval(code)), err_msg=name)
+    back = keras.saving.load_model(path / "back.keras")
+    again = back(inputs)
+    again = again if isinstance(again, (list, tuple)) else [again]
+    for got, want in zip(again, outputs, strict=True):
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
 def assert_keras_file_moves_between_backends(model, inputs, tmp_path, probes=None):
     """A `.keras` file moves to the other backend and back with equal results.
 
@@ -251,44 +332,11 @@ def assert_keras_file_moves_between_backends(model, inputs, tmp_path, probes=Non
     the model again. Here: outputs and gradients agree within 1e-5 of each
     array's scale (the backends' kernels sum in their own order), probes are
     bit-identical, and the file saved there reloads here with bit-identical
-    outputs (weights move exactly).
+    outputs (weights move exactly). Several models move in one process with
+    `keras_files_moved_to_the_other_backend` and `assert_keras_file_came_back`.
     """
-    probes = probes or {}
-    model.save(tmp_path / "model.keras")
-    np.savez(tmp_path / "inputs.npz", *inputs)
-    run_in_backend(
-        OTHER_BACKEND[keras.backend.backend()],
-        f"""
-        import numpy as np, keras
-        import keras_subembed  # registers the layers
-        from tests.layers.layer_contract import model_outputs_and_gradients
-        model = keras.saving.load_model({str(tmp_path / "model.keras")!r})
-        stored = np.load({str(tmp_path / "inputs.npz")!r})
-        inputs = [stored[f"arr_{{i}}"] for i in range(len(stored.files))]
-        outputs, gradients = model_outputs_and_gradients(model, inputs)
-        probes = {{name: np.asarray(eval(code)) for name, code in {probes!r}.items()}}
-        np.savez({str(tmp_path / "outputs.npz")!r}, *outputs)
-        np.savez({str(tmp_path / "gradients.npz")!r}, *gradients)
-        np.savez({str(tmp_path / "probes.npz")!r}, **probes)
-        model.save({str(tmp_path / "back.keras")!r})
-        """,
-    )
-    outputs, gradients = model_outputs_and_gradients(model, inputs)
-    there = np.load(tmp_path / "outputs.npz")
-    there_gradients = np.load(tmp_path / "gradients.npz")
-    assert len(there.files) == len(outputs) and len(there_gradients.files) == len(gradients)
-    for index, output in enumerate(outputs):
-        assert_relative_close(there[f"arr_{index}"], output)
-    for index, gradient in enumerate(gradients):
-        assert_relative_close(there_gradients[f"arr_{index}"], gradient)
-    there_probes = np.load(tmp_path / "probes.npz")
-    for name, code in probes.items():
-        np.testing.assert_array_equal(there_probes[name], np.asarray(eval(code)), err_msg=name)
-    back = keras.saving.load_model(tmp_path / "back.keras")
-    again = back(inputs)
-    again = again if isinstance(again, (list, tuple)) else [again]
-    for got, want in zip(again, outputs, strict=True):
-        np.testing.assert_array_equal(np.asarray(got), want)
+    failures = keras_files_moved_to_the_other_backend({"model": (model, inputs, probes)}, tmp_path)
+    assert_keras_file_came_back(model, inputs, tmp_path / "model", failures["model"], probes)
 
 
 def tflite_masked_lm(layer):

@@ -8,15 +8,14 @@ import pytest
 from keras_subembed.layers import ALONEEmbedding
 from keras_subembed.layers import random_filters
 from tests.layers import random_filters_reference
-from tests.layers.layer_contract import OTHER_BACKEND
 from tests.layers.layer_contract import assert_compiled_matches_eager
 from tests.layers.layer_contract import assert_float32_close
-from tests.layers.layer_contract import assert_keras_file_moves_between_backends
+from tests.layers.layer_contract import assert_keras_file_came_back
 from tests.layers.layer_contract import assert_masked_lm_head_trains
 from tests.layers.layer_contract import assert_tflite_matches_keras
 from tests.layers.layer_contract import compiled
+from tests.layers.layer_contract import keras_files_moved_to_the_other_backend
 from tests.layers.layer_contract import masked_lm_model
-from tests.layers.layer_contract import run_in_backend
 from tests.layers.layer_contract import tflite_masked_lm
 
 VOCAB = 500
@@ -95,17 +94,42 @@ def test_filters_equal_numpy_reference_eager_and_compiled(filter):
     np.testing.assert_array_equal(compiled(layer.filters)(ids), want)
 
 
+FRESH_FILTERS = dict(input_dim=30_522, output_dim=32, filter_kind="real", seed=99)
+FRESH_IDS = np.arange(0, 30_522, 7)
+
+
+@pytest.fixture(scope="module")
+def on_jax(tmp_path_factory):
+    """The two cross-backend tests' work on the other backend, in one fresh process (a
+    process start imports TensorFlow, JAX and Keras): the masked-LM `.keras` file's
+    round trip, and a layer's filters recomputed there. Each part fails on its own."""
+    folder = tmp_path_factory.mktemp("on_jax")
+    layer = make_layer("real")
+    model, _ = masked_lm_model(layer)
+    ids = np.random.default_rng(5).integers(0, VOCAB, size=(3, 7)).astype("int32")
+    positions = np.array([[0, 2]] * 3, dtype="int32")
+    # ALONE's filters regenerate from the seed: bit-identical on both backends.
+    probes = {"filters": f"model.get_layer({layer.name!r}).filters(inputs[0])"}
+    np.save(folder / "filter_ids.npy", FRESH_IDS)
+    filters = f"""
+        import numpy as np
+        from keras_subembed.layers import ALONEEmbedding
+        layer = ALONEEmbedding(**{FRESH_FILTERS!r})
+        ids = np.load({str(folder / "filter_ids.npy")!r})
+        np.save({str(folder / "filters.npy")!r}, np.asarray(layer.filters(ids)))
+        """
+    failures = keras_files_moved_to_the_other_backend(
+        {"model": (model, [ids, positions], probes)}, folder, {"filters": filters})
+    return dict(folder=folder, failures=failures, layer=layer, model=model,
+                inputs=[ids, positions], probes=probes)
+
+
 @pytest.mark.tensorflow_only(reason="one comparison of TensorFlow's and JAX's filters; the JAX run "
                               "would repeat it")
-def test_filters_are_bit_identical_in_a_fresh_process_on_the_other_backend(tmp_path):
-    run_in_backend(
-        OTHER_BACKEND[keras.backend.backend()],
-        "import numpy as np; from keras_subembed.layers import ALONEEmbedding;"
-        "layer = ALONEEmbedding(30522, 32, filter_kind='real', seed=99);"
-        f"np.save({str(tmp_path / 'f.npy')!r}, np.asarray(layer.filters(np.arange(0, 30522, 7))))",
-    )
-    here = ALONEEmbedding(30_522, 32, filter_kind="real", seed=99).filters(np.arange(0, 30_522, 7))
-    np.testing.assert_array_equal(np.load(tmp_path / "f.npy"), here)
+def test_filters_are_bit_identical_in_a_fresh_process_on_the_other_backend(on_jax):
+    assert on_jax["failures"]["filters"] is None, on_jax["failures"]["filters"]
+    here = ALONEEmbedding(**FRESH_FILTERS).filters(FRESH_IDS)
+    np.testing.assert_array_equal(np.load(on_jax["folder"] / "filters.npy"), here)
 
 
 @pytest.mark.parametrize("p0", [0.3, 0.5, 0.8])
@@ -288,16 +312,11 @@ def test_unseeded_layer_records_its_seed():
 
 @pytest.mark.tensorflow_only(reason="both directions in one round trip (saved here, loaded and "
                               "saved again on JAX, reloaded here): the JAX run would repeat it")
-def test_keras_file_holds_no_filters_and_moves_between_backends(tmp_path):
-    layer = make_layer("real")
-    model, _ = masked_lm_model(layer)
+def test_keras_file_holds_no_filters_and_moves_between_backends(on_jax):
+    layer, model = on_jax["layer"], on_jax["model"]
     assert all(int(np.prod(w.shape)) < VOCAB * WIDTH for w in model.weights if w.path.startswith(layer.name))
-    ids = np.random.default_rng(5).integers(0, VOCAB, size=(3, 7)).astype("int32")
-    positions = np.array([[0, 2]] * 3, dtype="int32")
-    # ALONE's filters regenerate from the seed: bit-identical on both backends.
-    filters = f"model.get_layer({layer.name!r}).filters(inputs[0])"
-    assert_keras_file_moves_between_backends(
-        model, [ids, positions], tmp_path, probes={"filters": filters})
+    assert_keras_file_came_back(model, on_jax["inputs"], on_jax["folder"] / "model",
+                                on_jax["failures"]["model"], on_jax["probes"])
 
 
 @pytest.mark.tensorflow_only(reason="TFLite conversion")

@@ -22,7 +22,7 @@ SCRIPT = """
 import os, sys
 backend = os.environ["KERAS_BACKEND"]
 if backend == "jax":
-    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+    os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
 else:
     import tensorflow as tf
     cpu = tf.config.list_physical_devices("CPU")[0]

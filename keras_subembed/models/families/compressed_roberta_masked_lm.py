@@ -8,6 +8,7 @@ from keras_subembed.models.families.compressed_roberta_masked_lm_preprocessor im
     CompressedRobertaMaskedLMPreprocessor,
 )
 from keras_subembed.models.files.presets import save_to_preset
+from keras_subembed.optimizers.build_optimizer_before_fit import build_optimizer_before_fit
 
 
 @keras.saving.register_keras_serializable(package="keras_subembed")
@@ -53,3 +54,7 @@ class CompressedRobertaMaskedLM(keras_hub.models.RobertaMaskedLM):
                     "vocabulary_size=preprocessor.tokenizer.vocabulary_size()."
                 )
         super().__init__(backbone, preprocessor=preprocessor, **kwargs)
+
+    def fit(self, *args, **kwargs):
+        build_optimizer_before_fit(self)  # one trace of the step, not two
+        return super().fit(*args, **kwargs)

@@ -21,6 +21,7 @@ from keras_subembed.models.encoding.encoder_inputs import is_dataset
 from keras_subembed.models.encoding.encoder_inputs import narrow_ids
 from keras_subembed.models.encoding.sentence_vectors import POOLING_MODES
 from keras_subembed.models.encoding.sentence_vectors import sentence_vectors
+from keras_subembed.optimizers.build_optimizer_before_fit import build_optimizer_before_fit
 from keras_subembed.optimizers.layer_rate_adamw import LayerRateAdamW
 from keras_subembed.quantization.fake_quantization import rounded_kernels
 from keras_subembed.quantization.recipes import RECIPES
@@ -347,6 +348,7 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
                 f"The student's layers are frozen (train={self.train!r}); set "
                 "`student.trainable = True` before building the distiller."
             )
+        build_optimizer_before_fit(self)  # one trace of the step, not two
         with _sentencepiece_reset_explained():
             return super().fit(x, *args, **kwargs)
 

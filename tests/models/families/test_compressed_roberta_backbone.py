@@ -281,7 +281,7 @@ def test_data_parallel_fit_and_save_on_two_jax_cpu_devices(tmp_path):
         "jax",
         f"""
         import os
-        os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+        os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
         import jax, keras, numpy as np
         from tests.models.families.test_compressed_roberta_backbone import fixed_batch, make_backbone
         from keras_subembed.models import CompressedRobertaMaskedLM
