@@ -13,7 +13,11 @@ the JAX run's time and machine code that runs fast saves nothing, so this cuts t
 run's CPU time by about a quarter. XLA's own passes over the graph (fusion, layout,
 simplification) are the same; only LLVM's passes over the emitted code are left out,
 which may move float results by rounding only, as any other summation order
-(`tests/layers/layer_contract.py`, "tolerances"). Processes the tests start inherit it.
+(`tests/layers/layer_contract.py`, "tolerances"). XLA:CPU also emits fused loops with
+its older emitter (`--xla_cpu_use_fusion_emitters=false`): the newer one lowers each
+fusion through MLIR, and on these tiny graphs that about doubles the time of each
+compile (JAX's eager calls compile each op once per shape; RESULTS.md, "CI time").
+Processes the tests start inherit these flags.
 
 TensorFlow runs each op on one thread (`TF_NUM_INTRAOP_THREADS=1`, and one inter-op
 thread) unless those are set. pytest-xdist already runs one test process per core; a
@@ -29,10 +33,12 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
-# Before JAX or TensorFlow starts XLA: it reads the flags once.
-if "--xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = " ".join(
-        [os.environ.get("XLA_FLAGS", ""), "--xla_backend_optimization_level=0"]).strip()
+# Before JAX or TensorFlow starts XLA: it reads the flags once. Each is added only
+# where XLA_FLAGS does not name it already.
+TEST_XLA_FLAGS = {"--xla_backend_optimization_level": "0", "--xla_cpu_use_fusion_emitters": "false"}
+for _flag, _value in TEST_XLA_FLAGS.items():
+    if _flag not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {_flag}={_value}".strip()
 
 import pytest  # noqa: E402
 
