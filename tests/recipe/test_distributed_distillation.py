@@ -3,6 +3,11 @@
 The subprocess runs on this session's Keras backend: `tf.distribute.MirroredStrategy` on
 TensorFlow (CI's TensorFlow part), `keras.distribution.DataParallel` on JAX (its JAX
 part). The devices must be made before the framework starts: a fresh process.
+
+This is also the suite's check of `EmbeddingDistiller` under `tf.distribute`: `distil`
+makes the distiller, its optimizer and its metrics in the strategy's scope, as a user
+who distils by hand does, and the test checks it trains (the weights move) and gives the
+one-device student, a stronger claim than a falling loss.
 """
 
 import os
