@@ -281,7 +281,7 @@ class EmbeddingDistiller(TokenIdsPassThrough, keras_hub.models.Task):
         # `fit`; the saved config holds the built optimizer, so compile with it.
         self.compile(**keras.saving.deserialize_keras_object(config))
         if self.built:
-            self.optimizer.build(self.trainable_variables)
+            build_optimizer_before_fit(self)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         mask = ops.cast(x["padding_mask"], "float32")
