@@ -13,6 +13,7 @@ from keras_subembed.evaluation.runners import tflite_runner
 from keras_subembed.export.mediapipe.mediapipe_embedder import MediaPipeEmbedder
 from keras_subembed.export.pipeline import export
 from keras_subembed.quantization.recipes import get_recipe
+from keras_subembed.recipe.memory import release_memory
 
 FORMATS = ("tflite", "mediapipe", "onnx")
 SUFFIXES = {"tflite": ".{recipe}.tflite", "mediapipe": ".mediapipe.tflite", "onnx": ".onnx"}
@@ -67,6 +68,7 @@ def ship(embedder, output, name, formats=FORMATS, recipe="int4_dynamic", mediapi
         path = output / (name + SUFFIXES[format_].format(recipe=recipe))
         reports[format_] = export(embedder, path, format=format_, overwrite=overwrite,
                                   **arguments[format_])
+        release_memory()  # an export's graphs and buffers: GBs for a real model
     return reports
 
 

@@ -27,6 +27,7 @@ from keras_subembed.recipe.distillation import check_distillation_options
 from keras_subembed.recipe.distillation import check_verbose
 from keras_subembed.recipe.distillation import check_distribution
 from keras_subembed.recipe.distillation import distil
+from keras_subembed.recipe.memory import release_memory
 from keras_subembed.recipe.settings import SETTINGS
 from keras_subembed.recipe.settings import choose_setting
 from keras_subembed.recipe.settings import is_split
@@ -239,6 +240,7 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
         + (f", quantization-aware: {recipe})" if qat else ")"))
     losses = distil(teacher, student, texts.training, texts.pairs, verbose=verbose,
                     distribution=distribution, **options)
+    release_memory()  # the distillers and their traced steps
     rows.append({"name": f"{setting} (Keras)", "losses": losses,
                  **evaluation.measure(keras_runner(student))})
 
@@ -263,6 +265,7 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
                          "latency_ms": report.latency_ms,
                          "sequence_length": report.sequence_length,
                          **evaluation.measure(**file_runner(label, report.path))})
+            release_memory()  # the runtime's interpreter or session, and its buffers
     title = (f"{model if isinstance(model, str) else type(teacher).__name__} -> {setting}: "
              "recall@1 per locale and held-out cosine per language, against the teacher")
     for path in write_language_report(rows, output, title=title, overwrite=True):

@@ -19,6 +19,8 @@ def exports(monkeypatch):
         return f"{format} report"
 
     monkeypatch.setattr(shipping, "export", export)
+    # What each export leaves is handed back before the next one starts.
+    monkeypatch.setattr(shipping, "release_memory", lambda: calls.append("released"))
     return calls
 
 
@@ -29,10 +31,11 @@ def test_each_runtime_gets_its_file_at_the_recipes_quantization(exports, tmp_pat
                        "onnx": "onnx report"}
     assert exports == [
         ("student.int4_dynamic.tflite", "tflite", False,
-         dict(quantization="int4_dynamic", latency_runs=0)),
+         dict(quantization="int4_dynamic", latency_runs=0)), "released",
         ("student.mediapipe.tflite", "mediapipe", False,
-         dict(quantization="int4_dynamic", sequence_length=64, latency_runs=0)),
+         dict(quantization="int4_dynamic", sequence_length=64, latency_runs=0)), "released",
         ("student.onnx", "onnx", False, dict(quantization="int4")),  # ONNX Runtime's int4 blocks
+        "released",
     ]
 
 
@@ -40,7 +43,7 @@ def test_formats_are_a_list_of_runtimes_each_once(exports, tmp_path):
     assert shipping.check_formats("onnx") == ("onnx",)
     assert shipping.check_formats(["onnx", "tflite", "onnx"]) == ("onnx", "tflite")
     shipping.ship("embedder", tmp_path, "student", formats=["onnx"], recipe="int8_weight_only")
-    assert exports == [("student.onnx", "onnx", False, dict(quantization="dynamic"))]
+    assert exports == [("student.onnx", "onnx", False, dict(quantization="dynamic")), "released"]
     for formats in ([], ["pdf"], None):
         with pytest.raises(ValueError, match=r"`formats` must be a non-empty list of \['tflite', "
                                              r"'mediapipe', 'onnx'\]\. Received: formats="
