@@ -134,8 +134,10 @@ mediapipe_text_embedder = mediapipe.submodule("tasks.python.text.text_embedder")
 
 # ONNX export and its verification, quantization and `evaluation.onnx_runner` (ONNX
 # Runtime); the int4 quantizer imports onnx-ir, which onnxruntime does not declare. The
-# same extra brings tf2onnx, which Keras' exporter imports itself (with its own hint).
+# same extra brings tf2onnx, which Keras' exporter runs on TensorFlow.
 onnx = OptionalModule("onnx", "onnx", "ONNX export")
+tf2onnx = OptionalModule("tf2onnx", "onnx", "ONNX export")
+tf2onnx_optimizer = tf2onnx.submodule("optimizer")
 onnxruntime = OptionalModule("onnxruntime", "onnx", "ONNX export (and running `.onnx` files)")
 onnxruntime_quantization = onnxruntime.submodule("quantization")
 matmul_nbits_quantizer = onnxruntime.submodule("quantization.matmul_nbits_quantizer")

@@ -1,5 +1,7 @@
 """Keras model -> `.onnx` file (Keras' own ONNX export), float32, int8 or int4, verified with ONNX Runtime."""
 
+import contextlib
+import gc
 import json
 import pathlib
 
@@ -21,6 +23,7 @@ from keras_subembed.export.signature import serving_function
 from keras_subembed.optional import matmul_nbits_quantizer
 from keras_subembed.optional import onnx
 from keras_subembed.optional import onnxruntime
+from keras_subembed.optional import tf2onnx_optimizer
 from keras_subembed.tflite_metadata import METADATA_NAME
 from keras_subembed.tflite_metadata import WRITTEN_BY
 
@@ -138,13 +141,51 @@ def convert(model, serving_inputs, quantization, scratch):
     signature = [{name: keras.InputSpec(shape=shape, dtype=dtype, name=name)
                   for name, dtype, shape in serving_inputs.specs}]
     float_path = scratch / "float32.onnx"
-    serving_model.export(str(float_path), format="onnx", verbose=False, input_signature=signature)
+    with collected_between_graph_passes():
+        serving_model.export(str(float_path), format="onnx", verbose=False,
+                             input_signature=signature)
     # Folded, the float file loses the duplicate kernels tf2onnx leaves (multilingual-e5's
     # attention kernels twice: 127 MB -> 106 MB), and the quantizers see every weight.
     proto = folded_constants(onnx.load(str(float_path)), scratch)
     if quantization is None:
         return proto.SerializeToString()
     return quantize(proto, quantization, scratch)
+
+
+@contextlib.contextmanager
+def collected_between_graph_passes():
+    """tf2onnx's graph optimizer, with the garbage of each pass collected before the next.
+
+    tf2onnx deep-copies the whole ONNX graph, constants included, before each of its
+    passes (a dozen, repeated until none changes the graph), so that a failing pass can be
+    undone. The copies it drops are reference cycles, which only Python's next full
+    collection frees: for multilingual-e5-small's student they reached 3.1 GB at once
+    (benchmarks/RESULTS.md, "Peak memory of the default job"). Collected before each pass,
+    at most two copies live.
+    """
+    if keras.backend.backend() != "tensorflow":  # the export runs in a TensorFlow process
+        yield
+        return
+    passes = tf2onnx_optimizer.require()._get_optimizers()
+    original = dict(passes)
+    for name, factory in original.items():
+        passes[name] = collected_first(factory)
+    # Frozen, the objects that exist before the export (the model, TensorFlow, the
+    # caller's data) are not traversed again by each collection: it walks tf2onnx's own.
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        passes.update(original)
+
+
+def collected_first(factory):
+    def collect_then_make(*args, **kwargs):
+        gc.collect()
+        return factory(*args, **kwargs)
+    return collect_then_make
 
 
 def with_onnx_metadata(data, values):

@@ -112,6 +112,52 @@ def test_int4_verification_refuses_a_file_with_a_noisy_token_table(small, tmp_pa
     assert error < ONNXFormat.tolerances["int4"]  # what the fixed bound alone would have let through
 
 
+class Cycle:
+    def __init__(self):
+        self.me = self
+
+
+@pytest.mark.tensorflow_only(reason="tf2onnx runs in the TensorFlow process; on JAX in a child")
+def test_tf2onnx_garbage_is_collected_before_each_graph_pass_and_the_passes_restored():
+    """tf2onnx's deep copies of the graph were 3.1 GB of cycles at once on
+    multilingual-e5-small (RESULTS, "Peak memory of the default job")."""
+    import gc
+    import weakref
+
+    import tf2onnx.optimizer
+
+    from keras_subembed.export.onnx.onnx_format import collected_between_graph_passes
+
+    passes = tf2onnx.optimizer._get_optimizers()
+    before = dict(passes)
+    enabled = gc.isenabled()
+    gc.disable()  # no automatic collection decides the outcome
+    try:
+        with collected_between_graph_passes():
+            assert gc.get_freeze_count() > 0  # the caller's heap is not walked again
+            dropped = Cycle()
+            alive = weakref.ref(dropped)
+            del dropped
+            assert alive() is not None
+            optimizer = passes["fold_constants"]()
+            assert alive() is None
+            assert isinstance(optimizer, before["fold_constants"])
+        assert passes == before and gc.get_freeze_count() == 0
+        dropped = Cycle()
+        alive = weakref.ref(dropped)
+        del dropped
+        passes["fold_constants"]()
+        assert alive() is not None  # restored: tf2onnx's own factory, no collection
+        with pytest.raises(KeyError):
+            with collected_between_graph_passes():
+                raise KeyError("a failing export")
+        assert passes == before and gc.get_freeze_count() == 0
+    finally:
+        gc.collect()
+        if enabled:
+            gc.enable()
+
+
 @pytest.mark.parametrize("kwargs, match", [
     # A .tflite recipe's name is not an ONNX quantization.
     ({"quantization": "int4_dynamic"}, "`quantization` must be one of .*'int4'.* "
