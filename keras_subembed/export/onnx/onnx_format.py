@@ -163,9 +163,6 @@ def collected_between_graph_passes():
     (benchmarks/RESULTS.md, "Peak memory of the default job"). Collected before each pass,
     at most two copies live.
     """
-    if keras.backend.backend() != "tensorflow":  # the export runs in a TensorFlow process
-        yield
-        return
     passes = tf2onnx_optimizer.require()._get_optimizers()
     original = dict(passes)
     for name, factory in original.items():
