@@ -134,9 +134,26 @@ def _sub(ctx):
     return layer
 
 
+def _report_rows():
+    scores = {"accuracy": {"fr": 0.8}, "difference": {"fr": -0.01},
+              "difference_interval": {"fr": [-0.03, 0.01]}, "mean_accuracy": 0.8,
+              "mean_difference": -0.01, "mean_difference_interval": [-0.03, 0.01]}
+    return [{"name": "teacher", "reference": True, "english_to_locale": scores},
+            {"name": "walk.tflite", "file_mb": 9.0, "english_to_locale": scores,
+             "cosine_min": 0.99}]
+
+
+def _frontier(ctx):
+    frontier = keras_subembed.evaluation.SizeFrontier()
+    frontier.add_report(_report_rows())
+    return frontier
+
+
 # The required arguments of each callable, valid: the walk varies one argument at a
 # time. Methods are called on `INSTANCES[class]`.
 REQUIRED = {
+    "evaluation.SizeFrontier.add_report": lambda ctx: dict(report=_report_rows()),
+    "evaluation.SizeFrontier.plot": lambda ctx: dict(path=ctx.path("frontier.png")),
     "evaluation.LanguageEvaluation": lambda ctx: dict(
         held_out={"en": ["the city"]}, preprocessor=ctx.embedder.preprocessor),
     "evaluation.write_language_report": lambda ctx: dict(
@@ -274,6 +291,7 @@ REQUIRED = {
         tokenizer_or_embedder=ctx.small, texts=["the city"]),
 }
 INSTANCES = {
+    "evaluation.SizeFrontier": _frontier,
     "device.wordpiece_tokenizer.WordPieceTokenizer": lambda ctx: ctx.device_tokenizer(),
     "layers.CompressedEmbedding": _sub,
     "models.CompressedBackbone": lambda ctx: ctx.small.backbone,

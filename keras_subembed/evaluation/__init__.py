@@ -1,6 +1,6 @@
 """Measuring sentence encoders: cosine to a reference in and out of domain, retrieval
-(also across languages) and topics, word similarity, sentiment with its interval; the results table and the
-quality-vs-size plot."""
+(also across languages) and topics, word similarity, sentiment with its interval; the results table, the
+quality-vs-size plot and the size frontier."""
 
 from keras_subembed.evaluation.metrics import bootstrap_interval
 from keras_subembed.evaluation.metrics import stratified_bootstrap_interval
@@ -23,6 +23,7 @@ from keras_subembed.evaluation.runners import keras_runner
 from keras_subembed.evaluation.runners import onnx_runner
 from keras_subembed.evaluation.runners import tflite_runner
 from keras_subembed.evaluation.sentence_evaluation import SentenceEvaluation
+from keras_subembed.evaluation.size_frontier import SizeFrontier
 from keras_subembed.evaluation.tokenized_texts import TokenizedTexts
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "onnx_runner",
     "write_language_report",
     "SentenceEvaluation",
+    "SizeFrontier",
     "TokenizedTexts",
     "bootstrap_interval",
     "stratified_bootstrap_interval",

@@ -10,52 +10,14 @@ from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_non_negative_number
 from keras_subembed.evaluation.language_evaluation import DIRECTIONS
 from keras_subembed.evaluation.metrics import plot_quality_vs_size
+from keras_subembed.evaluation.size_frontier import SizeFrontier
+from keras_subembed.evaluation.verdict import LOCALE_FLOOR
+from keras_subembed.evaluation.verdict import WITHIN
+from keras_subembed.evaluation.verdict import smallest_passing
+from keras_subembed.evaluation.verdict import verdict
 from keras_subembed.tflite_metadata import WRITTEN_BY
 
 REPORT_FILES = ("report.json", "report.md", "report.png")
-# The verdict's default clauses: the mean English -> locale recall within 2 points of the
-# teacher's, and no locale clearly (its whole 95% interval) more than 5 points below.
-WITHIN = 0.02
-LOCALE_FLOOR = 0.05
-_SHORT = {"english_to_locale": "en->loc", "locale_to_english": "loc->en",
-          "query_to_teacher_index": "q->T idx"}
-
-
-def verdict(row, within=WITHIN, locale_floor=LOCALE_FLOOR):
-    """Whether `row` (a `LanguageEvaluation.measure` row) keeps the reference's retrieval,
-    and which locales decide it.
-
-    Returns `{"passes", "mean_difference", "failing_locales", "closest_locales"}`: a locale
-    fails when its whole interval of the difference lies below `-locale_floor` (a
-    named set's, `django/fr`, is not judged); the closest locales are the three lowest
-    differences (what would fail first).
-
-    >>> row = {"english_to_locale": {"mean_difference": -0.01,
-    ...        "difference": {"fr": -0.02, "he": -0.06},
-    ...        "difference_interval": {"fr": [-0.05, 0.0], "he": [-0.1, -0.03]}}}
-    >>> verdict(row)["passes"]
-    True
-    """
-    scores = row.get("english_to_locale")
-    if scores is None:  # no translations: nothing to judge by retrieval
-        return {"passes": None, "mean_difference": None, "failing_locales": [],
-                "closest_locales": []}
-    # A named set's locales (`django/fr`) are reported beside, not judged.
-    judged = [locale for locale in scores["difference"] if "/" not in locale]
-    failing = sorted(locale for locale in judged
-                     if scores["difference_interval"][locale][1] < -locale_floor)
-    closest = sorted(judged, key=scores["difference"].get)[:3]
-    passes = scores["mean_difference"] >= -within and not failing
-    return {"passes": bool(passes), "mean_difference": scores["mean_difference"],
-            "failing_locales": failing, "closest_locales": closest}
-
-
-def smallest_passing(rows, within=WITHIN, locale_floor=LOCALE_FLOOR):
-    """The smallest row with a `file_mb` whose `verdict` passes (the teacher's rows aside),
-    or None."""
-    passing = [row for row in rows if row.get("file_mb") and not row.get("reference")
-               and verdict(row, within, locale_floor)["passes"]]
-    return min(passing, key=lambda row: row["file_mb"], default=None)
 
 
 def _pct(value):
@@ -146,12 +108,14 @@ def _is_report(folder):
 
 
 def write_language_report(rows, folder, title="Per-language report", overwrite=False,
-                          within=WITHIN, locale_floor=LOCALE_FLOOR):
+                          within=WITHIN, locale_floor=LOCALE_FLOOR, frontier=None):
     """Writes `report.json`, `report.md` and `report.png` (retrieval against file size) into
     `folder`, each atomically; `overwrite` replaces only a report this function wrote.
 
     `rows` are `LanguageEvaluation.measure` rows with a `name`, the reference's first with
-    `"reference": True`, and `file_mb` for every file. Returns the paths.
+    `"reference": True`, and `file_mb` for every file. With retrieval, the plot is the size
+    frontier (`SizeFrontier`): these files, and `frontier`'s (files made before on the same
+    evaluation, marks, targets), which the Markdown and JSON list too. Returns the paths.
 
     Example:
     ```python
@@ -174,26 +138,37 @@ def write_language_report(rows, folder, title="Per-language report", overwrite=F
     ours = lambda path: _is_report(folder)  # noqa: E731: the three files go together
     paths = [files.check_file_target(folder / name, overwrite, ours, "a report this package "
                                      "wrote") for name in REPORT_FILES]
+    if frontier is not None and not isinstance(frontier, SizeFrontier):
+        raise TypeError(f"`frontier` must be a SizeFrontier or None. Received: {frontier!r:.100}")
     smallest = smallest_passing(rows, within, locale_floor)
     summary = {"title": title, "rows": rows, "written_by": WRITTEN_BY,
                "verdicts": {row["name"]: verdict(row, within, locale_floor) for row in rows},
                "smallest_passing": smallest["name"] if smallest else None,
                "within": within, "locale_floor": locale_floor}
-    plotted = [{"name": row["name"], "file_mb": row["file_mb"],
-                **{_SHORT[d]: row[d]["mean_accuracy"] for d in DIRECTIONS[:2] if d in row},
-                "cosine_min": row["cosine_min"]}
-               for row in rows if row.get("file_mb")]
+    text = markdown(rows, title, within, locale_floor)
+    sized = [row for row in rows if row.get("file_mb")]
+    retrieval = "english_to_locale" in rows[0]
+    if retrieval:
+        drawn = SizeFrontier(within, locale_floor)
+        drawn.add_report(rows)
+        if frontier is not None:
+            drawn.extend(frontier)
+        summary["frontier"] = drawn.points
+        if any(point["earlier"] for point in drawn.points):
+            text += "\n## Size frontier: these files and those made before\n\n" + drawn.markdown()
     with tempfile.TemporaryDirectory() as scratch:
         image = pathlib.Path(scratch, "report.png")
-        quality = [_SHORT[d] for d in DIRECTIONS[:2] if d in rows[0]] or ["cosine_min"]
-        if plotted:
-            plot_quality_vs_size(plotted, image, quality=quality, title=title,
+        if retrieval and drawn.points:
+            drawn.plot(image, title=title)
+        elif sized:
+            plot_quality_vs_size([{"name": row["name"], "file_mb": row["file_mb"],
+                                   "cosine_min": row["cosine_min"]} for row in sized],
+                                 image, quality="cosine_min", title=title,
                                  axis_labels={"file_mb": "file size (MB)",
-                                              "en->loc": "English -> locale recall@1",
-                                              "loc->en": "locale -> English recall@1"})
+                                              "cosine_min": "lowest held-out cosine"})
         # The JSON last: it is what proves the three files are ours.
-        for path, data in ((paths[1], markdown(rows, title, within, locale_floor).encode()),
-                           (paths[2], image.read_bytes() if plotted else None),
+        for path, data in ((paths[1], text.encode()),
+                           (paths[2], image.read_bytes() if image.exists() else None),
                            (paths[0], json.dumps(summary, indent=1).encode())):
             if data is not None:
                 files.write_file(path, data, overwrite, ours)

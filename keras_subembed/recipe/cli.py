@@ -8,6 +8,7 @@ import argparse
 import math
 import pathlib
 
+from keras_subembed.files import is_json_report
 from keras_subembed.quantization.recipes import RECIPE_NAMES
 from keras_subembed.recipe.distillation import DISTILLATION_DEFAULTS
 from keras_subembed.recipe.settings import SETTINGS
@@ -35,6 +36,13 @@ NON_NEGATIVE = _number(float, lambda v: v >= 0, "a finite number >= 0")
 UNIT = _number(float, lambda v: 0 <= v <= 1, "a number in [0, 1]")
 EVEN = _number(int, lambda v: v > 0 and v % 2 == 0, "an even integer > 0 (a batch holds pairs)")
 LENGTH = _number(int, lambda v: v >= 4, "an integer >= 4 (start, two pieces, end)")
+
+
+def REPORT_FOLDER(text):  # noqa: N802: named like the other argparse types here
+    folder = pathlib.Path(text)
+    if not is_json_report(folder / "report.json"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a shrink's folder (no report.json)")
+    return folder
 
 
 def parser():
@@ -76,6 +84,9 @@ def parser():
                             "the held-out texts whole)")
     files.add_argument("--teacher-files", action="store_true",
                        help="also export the original the same way, for the side-by-side")
+    files.add_argument("--compare", nargs="+", type=REPORT_FOLDER, metavar="DIR",
+                       help="earlier shrinks' --output folders: the report's size frontier "
+                            "draws their files beside this one's (same text options)")
     text = shrink.add_argument_group("text")
     text.add_argument("--texts", type=pathlib.Path,
                       help="a UTF-8 file, one training text a line (its last tenth held out); "
@@ -144,6 +155,7 @@ def shrink_arguments(args):
         budget_mb=args.budget_mb, setting=args.setting, quantization=args.quantization,
         qat=not args.no_qat, formats=tuple(args.formats), mediapipe_length=args.mediapipe_length,
         teacher_files=args.teacher_files, texts=texts, cache=args.cache,
+        compare=args.compare,
         text_options=dict(locales=args.locales, messages=args.messages,
                           evaluation=args.evaluation,
                           training_per_language=args.training_per_language,

@@ -17,6 +17,7 @@ from keras_subembed.evaluation.language_evaluation import LanguageEvaluation
 from keras_subembed.evaluation.language_report import smallest_passing
 from keras_subembed.evaluation.language_report import write_language_report
 from keras_subembed.evaluation.runners import keras_runner
+from keras_subembed.evaluation.size_frontier import SizeFrontier
 from keras_subembed.export import mediapipe_sequence_length
 from keras_subembed.models import load_text_embedder
 from keras_subembed.models import save_preset
@@ -27,6 +28,8 @@ from keras_subembed.recipe.distillation import check_distillation_options
 from keras_subembed.recipe.distillation import check_verbose
 from keras_subembed.recipe.distillation import check_distribution
 from keras_subembed.recipe.distillation import distil
+from keras_subembed.recipe.measured_frontier import measured_frontier
+from keras_subembed.recipe.measured_frontier import measured_setting
 from keras_subembed.recipe.memory import release_memory
 from keras_subembed.recipe.settings import SETTINGS
 from keras_subembed.recipe.settings import choose_setting
@@ -102,6 +105,46 @@ def _check_custom(setting):
     return tuple(setting)
 
 
+def _earlier_files(compare):
+    """The files of earlier shrinks' reports (`compare`: their folders), read before any work:
+    a folder without a report fails in seconds. Each folder's `command.txt`, when there is
+    one, says what made it."""
+    if compare is None:
+        return None
+    if isinstance(compare, (str, os.PathLike)):
+        compare = [compare]
+    if not isinstance(compare, (list, tuple)) or not all(
+            isinstance(folder, (str, os.PathLike)) for folder in compare):
+        raise TypeError("`compare` must be a list of earlier shrinks' folders. "
+                        f"Received: compare={compare!r:.100}")
+    earlier = SizeFrontier()
+    for folder in compare:
+        note = pathlib.Path(folder, "command.txt")
+        command = note.read_text(encoding="utf-8").strip() if note.is_file() else None
+        earlier.add_report(folder, command=command, earlier=True)
+    return earlier
+
+
+def _frontier(model, teacher_row, earlier, budget, say):
+    """The files the report draws beside this shrink's: those measured before for a
+    built-in model on the same evaluation, and `earlier`'s (a ValueError if evaluated
+    differently); the budget as a target."""
+    frontier = SizeFrontier(targets=[budget / 1e6] if budget else ())
+    known = measured_frontier(model)
+    if known is not None and known.accepts(teacher_row):
+        frontier.extend(known)
+        say(f"The report draws {len(known.points)} files of {model} measured before on this "
+            "evaluation (benchmarks/RESULTS.md)")
+    if earlier is not None:
+        if not earlier.accepts(teacher_row):
+            raise ValueError("`compare`'s reports were evaluated differently from this shrink "
+                             f"(the teacher's English -> locale recall {100 * earlier.teacher_accuracy:.2f} "
+                             f"on {len(earlier.locales)} locales): their files are not on its "
+                             "frontier. Compare shrinks made with the same text options.")
+        frontier.extend(earlier)
+    return frontier
+
+
 def _embedding_kwargs(setting, teacher, weights):
     kind, kwargs = setting
     kwargs = {**kwargs, "token_weights": weights}
@@ -117,7 +160,7 @@ def _embedding_kwargs(setting, teacher, weights):
 def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setting=None,
            texts=None, quantization="int4_dynamic", formats=FORMATS, qat=True,
            teacher_files=False, mediapipe_length=None, overwrite=False, cache=None,
-           text_options=None, verbose=1, distribution=None, **distillation):
+           text_options=None, compare=None, verbose=1, distribution=None, **distillation):
     """Compress a sentence encoder's token table, distil it, ship it to every runtime, and
     report its quality per language against the original.
 
@@ -146,6 +189,10 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
             the held-out text).
         overwrite: replace the files a shrink wrote in `output`.
         cache: where the built-in multilingual model's conversion is kept.
+        compare: earlier shrinks' folders, whose files the report's size frontier draws
+            beside this one's (made with the same text options). For the built-in
+            multilingual-e5-small with the default evaluation, the files measured in
+            benchmarks/RESULTS.md are drawn too.
         verbose: 0 silent, 1 progress bars, 2 a line per stage.
         distribution: `distil`'s: None (one device), a `keras.distribution.DataParallel`
             on JAX or a `tf.distribute.Strategy` on TensorFlow to distil data-parallel
@@ -200,6 +247,7 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
     if text_options is not None and (texts is not None or not isinstance(text_options, dict)):
         raise TypeError("`text_options` must be a dict of `TextSets.multilingual`'s arguments, "
                         f"and only without `texts`. Received: text_options={text_options!r:.100}")
+    earlier = _earlier_files(compare)
     output = check_output(output, overwrite)
 
     def say(message):
@@ -221,6 +269,16 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
         setting, estimate = choose_setting(budget, teacher, recipe, ordered_vocabulary=ordered)
         say(f"Setting: {setting} (its {recipe} file estimated at {estimate / 1e6:.1f} MB"
             + (f", budget {budget / 1e6:.1f} MB)" if budget else ")"))
+        known = measured_setting(model, setting)
+        if known is not None:
+            # A budget below what keeps every language should not look like a promise.
+            low, high = known["difference_interval"]
+            say(f"Measured before for {model} (benchmarks/RESULTS.md): its {known['file_mb']:.1f} MB "
+                f"file retrieved {100 * known['difference']:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}] "
+                "points against the teacher, and "
+                + ("kept every language" if known["passes"] else "missed"
+                   + (f" ({', '.join(known['failing_locales'])} clearly below)"
+                      if known["failing_locales"] else "")))
     elif custom is None and is_split(setting) and not ordered:
         raise ValueError(f"`setting={setting!r}` keeps the first ids exact, which suits only a "
                          "vocabulary numbered by probability (SentencePiece); this model's "
@@ -231,6 +289,8 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
     say(f"Evaluating the teacher on {evaluation.text_count:,} held-out texts")
     rows = [{"name": "teacher (Keras)", "reference": True,
              **evaluation.measure(keras_runner(teacher))}]
+    # Before the long work: `compare`'s reports must share this evaluation.
+    frontier = _frontier(model, rows[0], earlier, budget, say)
 
     say(f"Compressing the token table ({setting})")
     weights = token_weights(teacher, texts.training)
@@ -268,7 +328,8 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
             release_memory()  # the runtime's interpreter or session, and its buffers
     title = (f"{model if isinstance(model, str) else type(teacher).__name__} -> {setting}: "
              "recall@1 per locale and held-out cosine per language, against the teacher")
-    for path in write_language_report(rows, output, title=title, overwrite=True):
+    for path in write_language_report(rows, output, title=title, overwrite=True,
+                                      frontier=frontier):
         written[path.name] = path
     best = smallest_passing(rows)
     result = ShrinkResult(student, setting, {k: str(v) for k, v in written.items()}, rows,

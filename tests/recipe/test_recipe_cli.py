@@ -21,7 +21,7 @@ ROOT = pathlib.Path(__file__).parents[2]
     ("--mediapipe-length", "2"), ("--quantization", "bogus"), ("--setting", "bogus"),
     ("--training-pairs", "-1"), ("--pair-sampling-alpha", "1.5"), ("--messages", "0"),
     ("--held-out-per-language", "0"), ("--training-per-language", "x"), ("--seed", "-1"),
-    ("--formats", "pdf"),
+    ("--formats", "pdf"), ("--compare", "no-such-shrink"),
 ])
 def test_every_bad_flag_is_refused_before_any_work(flag, value, capsys, tmp_path):
     with pytest.raises(SystemExit) as raised:

