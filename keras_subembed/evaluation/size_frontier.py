@@ -5,6 +5,7 @@ import io
 import math
 import os
 import pathlib
+import textwrap
 
 from keras_subembed import files
 from keras_subembed.checks import check_bool
@@ -273,15 +274,18 @@ class SizeFrontier:
                           color="tab:green")
         axis.set_xscale("log")
         axis.set_xlim(low, high)
-        # Plain numbers at sizes people name: the default 10^x labels say little here.
-        axis.xaxis.set_major_locator(matplotlib_ticker.FixedLocator(
-            [tick for tick in _TICKS if low <= tick <= high]))
+        # Plain numbers at sizes people name (1-2-3-5 steps for small models): the default
+        # 10^x labels say little here.
+        ticks = [tick for tick in _TICKS if low <= tick <= high]
+        axis.xaxis.set_major_locator(
+            matplotlib_ticker.FixedLocator(ticks) if len(ticks) >= 3
+            else matplotlib_ticker.LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
         axis.xaxis.set_major_formatter(
             matplotlib_ticker.FuncFormatter(lambda value, _: f"{value:g}"))
         axis.xaxis.set_minor_formatter(matplotlib_ticker.NullFormatter())
         axis.set_xlabel("file size (MB, log)")
         axis.set_ylabel("English -> locale recall@1 minus the teacher's (points)")
-        axis.set_title(title, fontsize=9)
+        axis.set_title("\n".join(textwrap.wrap(title, 100)), fontsize=9)
         axis.grid(True, which="both", alpha=0.3)
         axis.legend(fontsize=7, loc="lower right")
         figure.tight_layout()
