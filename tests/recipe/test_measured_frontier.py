@@ -13,7 +13,7 @@ ROOT = pathlib.Path(__file__).parents[2]
 def test_the_measured_files_are_the_ones_results_records():
     frontier = measured_frontier("multilingual-e5-small")
     results = (ROOT / "benchmarks" / "RESULTS.md").read_text(encoding="utf-8")
-    assert len(frontier.points) == len(MEASURED["multilingual-e5-small"]["points"]) == 5
+    assert len(frontier.points) == len(MEASURED["multilingual-e5-small"]["points"]) >= 6
     for line in frontier.markdown().splitlines()[4:]:
         # The row as RESULTS' frontier table has it, up to the verdict (its commands
         # there carry the date and what ran beside).
