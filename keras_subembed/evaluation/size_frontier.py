@@ -34,6 +34,60 @@ def _points(value):
     return f"{100 * value:+.1f}"
 
 
+def _fraction(name, value):
+    if not is_real(value) or not 0 <= value <= 1:
+        raise ValueError(f"`{name}` must be a recall in [0, 1]. Received: {name}={value!r}")
+    return float(value)
+
+
+def _finite(name, value):
+    if not is_real(value) or not math.isfinite(value):
+        raise ValueError(f"A point's `{name}` must be a finite number. Received: {value!r}")
+    return float(value)
+
+
+def _check_point(point):
+    """`point` with its numbers checked: what the table and the plot draw."""
+    if not isinstance(point, dict) or set(point) != set(POINT_KEYS):
+        raise ValueError(f"A point must be a dict of exactly {list(POINT_KEYS)}. "
+                         f"Received: {point!r:.200}")
+    if not isinstance(point["name"], str) or not isinstance(point["worst_locale"], str):
+        raise TypeError(f"A point's `name` and `worst_locale` must be str. Received: {point!r:.200}")
+    point = dict(point)
+    size = point["file_mb"]
+    if not is_real(size) or not 0 < size < math.inf:
+        raise ValueError(f"A point's `file_mb` must be a positive size in MB. Received: "
+                         f"file_mb={size!r} for {point['name']!r}")
+    point["file_mb"] = float(size)
+    for key in ("english_to_locale", "difference", "worst_difference"):
+        point[key] = _finite(key, point[key])
+    for key, middle in (("difference_interval", "difference"),
+                        ("worst_interval", "worst_difference")):
+        interval = point[key]
+        if not isinstance(interval, (list, tuple)) or len(interval) != 2:
+            raise ValueError(f"A point's `{key}` must be [low, high]. Received: {interval!r}")
+        low, high = (_finite(key, value) for value in interval)
+        if not low <= point[middle] <= high:
+            raise ValueError(f"A point's `{key}` must hold its `{middle}` ({point[middle]}). "
+                             f"Received: {interval!r} for {point['name']!r}")
+        point[key] = [low, high]
+    if point["cosine_min"] is not None:
+        point["cosine_min"] = _finite("cosine_min", point["cosine_min"])
+    if point["command"] is not None and not isinstance(point["command"], str):
+        raise TypeError(f"A point's `command` must be a str or None. Received: {point['command']!r}")
+    if not isinstance(point["failing_locales"], (list, tuple)):
+        raise TypeError("A point's `failing_locales` must be a list. "
+                        f"Received: {point['failing_locales']!r}")
+    point["passes"] = check_bool("passes", point["passes"])
+    point["earlier"] = check_bool("earlier", point["earlier"])
+    return point
+
+
+def _identity(point):
+    """What makes two points one file: a report added twice draws each file once."""
+    return (point["name"], point["file_mb"], point["english_to_locale"], point["difference"])
+
+
 def _read_rows(report):
     if isinstance(report, (str, os.PathLike)):
         path = pathlib.Path(report)
@@ -43,11 +97,10 @@ def _read_rows(report):
             raise ValueError("`report` must be a language report's folder or its report.json "
                              f"(`write_language_report`). Received: report={str(report)!r}, "
                              f"and {path} holds no report's rows.")
-        return rows
-    if isinstance(report, dict) and isinstance(report.get("rows"), list):
-        return report["rows"]
-    if isinstance(report, (list, tuple)) and all(isinstance(row, dict) for row in report):
-        return list(report)
+    else:
+        rows = report.get("rows") if isinstance(report, dict) else report
+    if isinstance(rows, (list, tuple)) and all(isinstance(row, dict) for row in rows):
+        return list(rows)
     raise TypeError("`report` must be a report's folder, its report.json, its dict or its rows. "
                     f"Received: report={report!r:.100}")
 
@@ -106,58 +159,45 @@ class SizeFrontier:
 
     def accepts(self, teacher_row):
         """Whether a report whose reference row is `teacher_row` shares this frontier's
-        evaluation (always, while the frontier is empty)."""
-        scores = teacher_row.get("english_to_locale") if isinstance(teacher_row, dict) else None
-        if scores is None:
+        evaluation (always, while the frontier is empty); False for a row without retrieval."""
+        try:
+            accuracy, locales = self._teacher(teacher_row)
+        except (TypeError, ValueError):
             return False
-        if self.teacher_accuracy is None:
-            return True
-        return (self._judged(scores) == self.locales
-                and abs(scores["mean_accuracy"] - self.teacher_accuracy) <= _SAME_TEACHER)
+        return self.teacher_accuracy is None or self._same(accuracy, locales)
 
     @staticmethod
-    def _judged(scores):
+    def _teacher(teacher_row):
+        """`(mean accuracy, judged locales)` of a reference row, or a ValueError."""
+        scores = teacher_row.get("english_to_locale") if isinstance(teacher_row, dict) else None
+        if not isinstance(scores, dict) or not isinstance(scores.get("accuracy"), dict):
+            raise ValueError("The reference row has no English -> locale retrieval: a frontier "
+                             "compares files by their retrieval against it.")
         # A named set's locales (`django/fr`) are reported beside, not judged.
-        return tuple(sorted(locale for locale in scores["accuracy"] if "/" not in locale))
+        locales = tuple(sorted(locale for locale in scores["accuracy"] if "/" not in locale))
+        return _fraction("the teacher's mean_accuracy", scores.get("mean_accuracy")), locales
+
+    def _same(self, accuracy, locales):
+        return locales == self.locales and abs(accuracy - self.teacher_accuracy) <= _SAME_TEACHER
 
     def _claim(self, teacher_accuracy, locales, source):
         if self.teacher_accuracy is None:
-            self.teacher_accuracy, self.locales = float(teacher_accuracy), tuple(locales)
-            return
-        if (tuple(locales) != self.locales
-                or abs(teacher_accuracy - self.teacher_accuracy) > _SAME_TEACHER):
+            self.teacher_accuracy, self.locales = teacher_accuracy, locales
+        elif not self._same(teacher_accuracy, locales):
             raise ValueError(
                 f"{source} was evaluated differently (the teacher's English -> locale recall "
                 f"{100 * teacher_accuracy:.2f} on {len(locales)} locales, against "
                 f"{100 * self.teacher_accuracy:.2f} on {len(self.locales)}): its differences "
                 "to the teacher are not on this frontier.")
 
-    def add_report(self, report, command=None, minutes=None, earlier=False):
-        """Adds every shipped file of a report (`write_language_report`'s folder, its
-        report.json, its dict, or its rows, the reference's first). `command` and `minutes`
-        say what made it; `earlier` draws its points as made before. Returns the points."""
-        rows = _read_rows(report)
-        if command is not None and not isinstance(command, str):
-            raise TypeError(f"`command` must be a str or None. Received: command={command!r}")
-        if minutes is not None and (not is_real(minutes) or not 0 <= minutes < math.inf):
-            raise ValueError(f"`minutes` must be a non-negative number. Received: {minutes!r}")
-        earlier = check_bool("earlier", earlier)
-        reference = next((row for row in rows if row.get("reference")), None)
-        if reference is None or "english_to_locale" not in reference:
-            raise ValueError("`report` has no reference row with English -> locale retrieval: "
-                             "a frontier compares files by their retrieval against it.")
-        teacher = reference["english_to_locale"]
-        self._claim(teacher["mean_accuracy"], self._judged(teacher), "The report")
-        added = []
-        for row in rows:
-            if row.get("reference") or not row.get("file_mb"):
-                continue
+    def _point(self, row, locales, command, minutes, earlier):
+        try:
             scores = row["english_to_locale"]
-            judged = {locale: scores["difference"][locale] for locale in self.locales}
+            judged = {locale: scores["difference"][locale] for locale in locales}
             worst = min(judged, key=judged.get)
             decided = verdict(row, self.within, self.locale_floor)
-            added.append({
-                "name": row["name"], "file_mb": float(row["file_mb"]),
+            point = {
+                "name": row["name"], "file_mb": row["file_mb"],
                 "english_to_locale": scores["mean_accuracy"],
                 "difference": scores["mean_difference"],
                 "difference_interval": list(scores["mean_difference_interval"]),
@@ -165,30 +205,72 @@ class SizeFrontier:
                 "worst_interval": list(scores["difference_interval"][worst]),
                 "passes": decided["passes"], "failing_locales": decided["failing_locales"],
                 "cosine_min": row.get("cosine_min"), "command": command, "minutes": minutes,
-                "earlier": earlier})
+                "earlier": earlier}
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"The report's row {row.get('name')!r} is not a "
+                             "`LanguageEvaluation.measure` row with English -> locale retrieval "
+                             f"on the reference's locales (missing or bad: {error!s:.80}).") from None
+        return _check_point(point)
+
+    def add_report(self, report, command=None, minutes=None, earlier=False):
+        """Adds every shipped file of a report (`write_language_report`'s folder, its
+        report.json, its dict, or its rows, the reference's first). `command` and `minutes`
+        say what made it; `earlier` draws its points as made before. Returns the points; a
+        file already on the frontier (the same name, size and scores) is not added twice."""
+        rows = _read_rows(report)
+        if command is not None and not isinstance(command, str):
+            raise TypeError(f"`command` must be a str or None. Received: command={command!r}")
+        if minutes is not None and (not is_real(minutes) or not 0 <= minutes < math.inf):
+            raise ValueError(f"`minutes` must be a non-negative number. Received: {minutes!r}")
+        earlier = check_bool("earlier", earlier)
+        reference = next((row for row in rows if row.get("reference")), None)
+        if reference is None:
+            raise ValueError("`report` has no reference row (`\"reference\": True`): a frontier "
+                             "compares files by their retrieval against it.")
+        accuracy, locales = self._teacher(reference)
+        # Every point before the frontier changes: a bad row leaves it as it was.
+        points = [self._point(row, locales, command, minutes, earlier) for row in rows
+                  if not row.get("reference") and row.get("file_mb") is not None]
+        self._claim(accuracy, locales, "The report")
+        return self._append(points)
+
+    def _append(self, points):
+        seen = {_identity(point) for point in self.points}
+        added = []
+        for point in points:
+            if _identity(point) not in seen:
+                seen.add(_identity(point))
+                added.append(point)
         self.points += added
         return added
 
     def add_points(self, points, teacher_accuracy, locales):
         """Adds points recorded before (dicts with `POINT_KEYS`), measured on an evaluation
-        whose teacher scored `teacher_accuracy` on `locales`. Returns them."""
-        self._claim(teacher_accuracy, tuple(sorted(locales)), "The points")
-        added = []
-        for point in points:
-            if not isinstance(point, dict) or set(point) != set(POINT_KEYS):
-                raise ValueError(f"A point must be a dict of exactly {list(POINT_KEYS)}. "
-                                 f"Received: {point!r:.200}")
-            added.append(dict(point))
-        self.points += added
-        return added
+        whose teacher scored `teacher_accuracy` on `locales`. Returns those added."""
+        if not isinstance(points, (list, tuple)):
+            raise TypeError(f"`points` must be a list of dicts. Received: points={points!r:.100}")
+        if not isinstance(locales, (list, tuple)) or not locales or not all(
+                isinstance(locale, str) for locale in locales):
+            raise TypeError("`locales` must be a non-empty list of locale names. "
+                            f"Received: locales={locales!r:.100}")
+        accuracy = _fraction("teacher_accuracy", teacher_accuracy)
+        checked = [_check_point(point) for point in points]
+        self._claim(accuracy, tuple(sorted(locales)), "The points")
+        return self._append(checked)
 
     def extend(self, other):
-        """Adds `other`'s points (as made before) and marks: one evaluation, or a ValueError."""
+        """Adds `other`'s points (as made before) and marks: one evaluation and one verdict
+        (the same `within` and `locale_floor`), or a ValueError."""
         if not isinstance(other, SizeFrontier):
             raise TypeError(f"`other` must be a SizeFrontier. Received: {other!r:.100}")
+        if (other.within, other.locale_floor) != (self.within, self.locale_floor):
+            raise ValueError(
+                "The other frontier judged its files with another verdict (within="
+                f"{other.within}, locale_floor={other.locale_floor}; this one: within="
+                f"{self.within}, locale_floor={self.locale_floor}).")
         if other.teacher_accuracy is not None:
             self._claim(other.teacher_accuracy, other.locales, "The other frontier")
-            self.points += [{**point, "earlier": True} for point in other.points]
+            self._append([{**point, "earlier": True} for point in other.points])
         self.marks.update(other.marks)
         self.targets += [target for target in other.targets if target not in self.targets]
 

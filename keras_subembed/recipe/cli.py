@@ -7,7 +7,10 @@ checks before a model loads).
 import argparse
 import math
 import pathlib
+import shlex
+import sys
 
+from keras_subembed.evaluation.size_frontier import SizeFrontier
 from keras_subembed.files import is_json_report
 from keras_subembed.quantization.recipes import RECIPE_NAMES
 from keras_subembed.recipe.distillation import DISTILLATION_DEFAULTS
@@ -42,6 +45,10 @@ def REPORT_FOLDER(text):  # noqa: N802: named like the other argparse types here
     folder = pathlib.Path(text)
     if not is_json_report(folder / "report.json"):
         raise argparse.ArgumentTypeError(f"{text!r} is not a shrink's folder (no report.json)")
+    try:
+        SizeFrontier().add_report(folder)
+    except (TypeError, ValueError) as error:
+        raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
     return folder
 
 
@@ -169,6 +176,12 @@ def shrink_arguments(args):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser().parse_args(argv)
     result = shrink(**shrink_arguments(args))
-    return 0 if result is not None else 1
+    if result is None:
+        return 1
+    # What made the folder, for `--compare` and `SizeFrontier` tables later.
+    pathlib.Path(args.output, "command.txt").write_text(
+        f"python -m keras_subembed {shlex.join(argv)}\n", encoding="utf-8")
+    return 0

@@ -118,10 +118,14 @@ def _earlier_files(compare):
         raise TypeError("`compare` must be a list of earlier shrinks' folders. "
                         f"Received: compare={compare!r:.100}")
     earlier = SizeFrontier()
-    for folder in compare:
-        note = pathlib.Path(folder, "command.txt")
+    for folder in dict.fromkeys(pathlib.Path(folder).resolve() for folder in compare):
+        note = folder / "command.txt"
         command = note.read_text(encoding="utf-8").strip() if note.is_file() else None
-        earlier.add_report(folder, command=command, earlier=True)
+        try:
+            earlier.add_report(folder, command=command, earlier=True)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"`compare`: {str(folder)!r} is not an earlier shrink's folder on "
+                             f"one evaluation with the others: {error}") from None
     return earlier
 
 
@@ -269,11 +273,12 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
         setting, estimate = choose_setting(budget, teacher, recipe, ordered_vocabulary=ordered)
         say(f"Setting: {setting} (its {recipe} file estimated at {estimate / 1e6:.1f} MB"
             + (f", budget {budget / 1e6:.1f} MB)" if budget else ")"))
-        known = measured_setting(model, setting)
+        known = measured_setting(model, setting) if recipe == "int4_dynamic" else None
         if known is not None:
             # A budget below what keeps every language should not look like a promise.
             low, high = known["difference_interval"]
-            say(f"Measured before for {model} (benchmarks/RESULTS.md): its {known['file_mb']:.1f} MB "
+            say(f"Measured before for {model} with the default options (benchmarks/RESULTS.md): "
+                f"its {known['file_mb']:.1f} MB "
                 f"file retrieved {100 * known['difference']:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}] "
                 "points against the teacher, and "
                 + ("kept every language" if known["passes"] else "missed"

@@ -123,3 +123,57 @@ def test_a_folder_without_a_report_is_refused(tmp_path):
         SizeFrontier().add_report(tmp_path)
     with pytest.raises(TypeError, match="`frontier` must be a SizeFrontier"):
         write_language_report(ROWS, tmp_path, frontier=[])
+
+
+def test_a_bad_row_leaves_the_frontier_as_it_was_and_names_the_row():
+    frontier = SizeFrontier()
+    broken = [ROWS[0], {**ROWS[1], "english_to_locale": {"mean_accuracy": 0.8}}]
+    with pytest.raises(ValueError, match="The report's row 'big.tflite' is not a"):
+        frontier.add_report(broken)
+    assert frontier.teacher_accuracy is None and frontier.points == []
+    # So a report on another evaluation is still welcome.
+    other = [row("teacher", 0.1, {"de": 0.0}, reference=True),
+             row("de.tflite", -0.01, {"de": -0.01}, file_mb=4.0)]
+    assert [point["name"] for point in frontier.add_report(other)] == ["de.tflite"]
+    with pytest.raises(ValueError, match="`the teacher's mean_accuracy` must be a recall"):
+        SizeFrontier().add_report([{**ROWS[0], "english_to_locale": {
+            **ROWS[0]["english_to_locale"], "mean_accuracy": float("nan")}}])
+    with pytest.raises(ValueError, match="Received: teacher_accuracy=nan"):
+        SizeFrontier().add_points([], float("nan"), ["fr"])
+
+
+def test_a_file_is_drawn_once_and_verdicts_are_never_mixed(tmp_path):
+    frontier = SizeFrontier()
+    assert len(frontier.add_report(ROWS)) == 3
+    assert frontier.add_report(ROWS) == [] and len(frontier.points) == 3
+    frontier.extend(frontier)
+    assert len(frontier.points) == 3
+    strict = SizeFrontier(within=0.001)
+    with pytest.raises(ValueError, match=r"another verdict \(within=0.02"):
+        strict.extend(frontier)
+    with pytest.raises(ValueError, match="another verdict"):
+        write_language_report(ROWS, tmp_path / "strict", within=0.001, frontier=frontier)
+    cosine_only = [{key: value for key, value in made.items() if key != "english_to_locale"}
+                   for made in ROWS[:2]]
+    with pytest.raises(ValueError, match="`rows` measured none"):
+        write_language_report(cosine_only, tmp_path / "cosine", frontier=frontier)
+    assert not (tmp_path / "strict").exists() or not any((tmp_path / "strict").iterdir())
+
+
+@pytest.mark.parametrize("change, error, message", [
+    ({"file_mb": float("nan")}, ValueError, "`file_mb` must be a positive size in MB"),
+    ({"file_mb": -3.0}, ValueError, "Received: file_mb=-3.0"),
+    ({"difference": None}, ValueError, "`difference` must be a finite number"),
+    ({"difference_interval": [0.0, 0.1]}, ValueError, "must hold its `difference`"),
+    ({"worst_interval": [0.0]}, ValueError, r"`worst_interval` must be \[low, high\]"),
+    ({"name": 3}, TypeError, "`name` and `worst_locale` must be str"),
+    ({"passes": "no"}, ValueError, "`passes` must be a bool"),
+])
+def test_recorded_points_are_checked_before_they_are_drawn(change, error, message):
+    point = SizeFrontier().add_report(ROWS)[1]
+    with pytest.raises(error, match=message):
+        SizeFrontier().add_points([{**point, **change}], 0.8, ["fr", "he"])
+    with pytest.raises(TypeError, match="`locales` must be a non-empty list"):
+        SizeFrontier().add_points([point], 0.8, "he")
+    with pytest.raises(TypeError, match="`points` must be a list"):
+        SizeFrontier().add_points(None, 0.8, ["fr", "he"])

@@ -7,7 +7,9 @@ import sys
 
 import pytest
 
+from keras_subembed.evaluation.language_report import write_language_report
 from keras_subembed.recipe import cli
+from tests.evaluation.test_language_report import ROWS
 
 ROOT = pathlib.Path(__file__).parents[2]
 
@@ -40,3 +42,31 @@ def test_the_module_runs_as_a_command_and_explains_every_flag():
         if action.option_strings and action.dest != "help":
             assert action.help, f"{action.option_strings} has no help"
             assert action.option_strings[0] in text
+
+
+def test_compare_takes_only_shrinks_judged_by_retrieval_and_a_shrink_records_its_command(
+        tmp_path, capsys, monkeypatch):
+    cosine_only = [{key: value for key, value in made.items() if key != "english_to_locale"}
+                   for made in ROWS[:2]]
+    write_language_report(cosine_only, tmp_path / "english")
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["shrink", "--output", str(tmp_path / "out"), "--compare",
+                  str(tmp_path / "english")])
+    assert raised.value.code == 2
+    assert "has no English -> locale retrieval" in capsys.readouterr().err
+    write_language_report(ROWS, tmp_path / "b20")
+    calls = []
+
+    def fake_shrink(**arguments):  # the command line's own work, not a model's
+        calls.append(arguments)
+        pathlib.Path(arguments["output"]).mkdir()
+        return "a result"
+
+    monkeypatch.setattr(cli, "shrink", fake_shrink)
+    argv = ["shrink", "--output", str(tmp_path / "out"), "--budget-mb", "20", "--compare",
+            str(tmp_path / "b20")]
+    assert cli.main(argv) == 0
+    assert calls[0]["compare"] == [tmp_path / "b20"] and calls[0]["budget_mb"] == 20.0
+    assert (tmp_path / "out" / "command.txt").read_text() == (
+        f"python -m keras_subembed shrink --output {tmp_path / 'out'} --budget-mb 20 "
+        f"--compare {tmp_path / 'b20'}\n")
