@@ -35,6 +35,7 @@ It takes every flag of the recipe's command line, `python -m keras_subembed shri
 """
 
 import os
+import shlex
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -49,6 +50,8 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = cli.parser().parse_args(["shrink", "--output", "multilingual_results", *argv])
     result = shrink(**cli.shrink_arguments(args))
+    cli.record_command(args.output,
+                       f"python examples/compress_multilingual.py {shlex.join(argv)}".strip())
     # The report's first table: one line per file, its verdict, and the deciding locales.
     with open(result.files["report.md"], encoding="utf-8") as report:
         print(report.read().split("\n## ")[0])

@@ -181,7 +181,11 @@ def main(argv=None):
     result = shrink(**shrink_arguments(args))
     if result is None:
         return 1
-    # What made the folder, for `--compare` and `SizeFrontier` tables later.
-    pathlib.Path(args.output, "command.txt").write_text(
-        f"python -m keras_subembed {shlex.join(argv)}\n", encoding="utf-8")
+    record_command(args.output, f"python -m keras_subembed {shlex.join(argv)}")
     return 0
+
+
+def record_command(output, command):
+    """Writes `command` to `output/command.txt`: what made a shrink's folder, which
+    `--compare` and `SizeFrontier` tables show later."""
+    pathlib.Path(output, "command.txt").write_text(command + "\n", encoding="utf-8")

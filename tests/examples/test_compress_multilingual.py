@@ -97,6 +97,8 @@ def test_the_job_ships_every_runtime_file_and_a_report_per_language(tmp_path):
                if re.match(r"\[ *\d+\.\d min\] ", line)]
     assert len(minutes) >= 8 and minutes[0] < 1 and minutes == sorted(minutes)
     assert (output / "report.md").is_file() and (output / "report.png").stat().st_size > 1000
+    assert (output / "command.txt").read_text().startswith(
+        f"python examples/compress_multilingual.py {model} --output {output} --setting")
     # The report's size frontier: every shipped file; this tiny model has no earlier files.
     assert [(point["name"], point["earlier"]) for point in summary["frontier"]] == [
         (name, False) for name in names[2:]]
