@@ -319,7 +319,7 @@ class SizeFrontier:
         files.check_file_target(path, overwrite, is_plot_file, "a plot this package wrote")
         if not self.points:
             raise ValueError("The frontier has no point to plot: add a report first.")
-        figure = matplotlib_figure.Figure(figsize=(7.5, 4.8))
+        figure = matplotlib_figure.Figure(figsize=(10.0, 4.8))
         matplotlib_backend_agg.FigureCanvasAgg(figure)
         axis = figure.subplots()
         for passes, colour, label in ((True, "tab:blue", "keeps every language"),
@@ -369,7 +369,8 @@ class SizeFrontier:
         axis.set_ylabel("English -> locale recall@1 minus the teacher's (points)")
         axis.set_title("\n".join(textwrap.wrap(title, 100)), fontsize=9)
         axis.grid(True, which="both", alpha=0.3)
-        axis.legend(fontsize=7, loc="lower right")
+        # Beside the axes: inside, it would hide the labels of some frontier or other.
+        axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         figure.tight_layout()
         data = io.BytesIO()
         figure.savefig(data, dpi=120, format=file_format, metadata={"Creator": PLOT_CREATOR})

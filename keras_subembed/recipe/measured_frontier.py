@@ -44,6 +44,10 @@ MEASURED = {
                    (-18.1, -25.4, -10.7), 0.960, ["el", "es", "he", "th"],
                    "python -m keras_subembed shrink --setting split-h8k-k24 --output "
                    "split-h8k-k24 --formats tflite", 53.0),
+            _point("product-k48m256.int4_dynamic.tflite", 24.0, 83.4, (-2.9, -4.2, -1.6), "th",
+                   (-10.7, -16.4, -5.1), 0.976, ["th"],
+                   "python -m keras_subembed shrink --setting product-k48m256 --output "
+                   "product-k48m256 --formats tflite", 41.6),
             _point("split-h8k-k64.int4_dynamic.tflite", 30.6, 86.2, (-0.1, -1.1, 0.9), "he",
                    (-4.5, -9.6, 0.6), 0.982, [], _JOB),
             _point("split-h8k-k64.onnx", 34.0, 84.8, (-1.5, -2.4, -0.6), "vi",
