@@ -393,6 +393,28 @@ def plot_format(path):
     return suffix
 
 
+def log_size_axis(axis, ticks=()):
+    """A log x axis labelled with plain numbers: at `ticks` (when three or more fall in its
+    range), else at 1-2-3-5 steps; the default 10^x labels collide and say little."""
+    axis.set_xscale("log")
+    low, high = axis.get_xlim()
+    inside = [tick for tick in ticks if low <= tick <= high]
+    axis.xaxis.set_major_locator(
+        matplotlib_ticker.FixedLocator(inside) if len(inside) >= 3
+        else matplotlib_ticker.LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
+    axis.xaxis.set_major_formatter(matplotlib_ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.xaxis.set_minor_formatter(matplotlib_ticker.NullFormatter())
+
+
+def write_figure(figure, path, file_format, overwrite):
+    """Writes `figure` to `path` atomically, marked as this package's plot (`is_plot_file`):
+    an existing file is replaced only with `overwrite` and only if it is one. Returns `path`."""
+    data = io.BytesIO()
+    figure.savefig(data, dpi=120, format=file_format, metadata={"Creator": PLOT_CREATOR})
+    files.write_file(path, data.getvalue(), overwrite, is_plot_file)
+    return path
+
+
 def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="name",
                          title=None, axis_labels=None, overwrite=False):
     """Writes a plot of quality against file size, with the Pareto front.
@@ -443,12 +465,7 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
         axis.scatter(xs, ys, color="tab:gray", zorder=2, label="other settings")
         axis.scatter(xs[front], ys[front], color="tab:blue", zorder=3, label="Pareto front")
         axis.step(xs[front], ys[front], where="post", color="tab:blue", alpha=0.6, zorder=1)
-        axis.set_xscale("log")
-        # Plain numbers at 1-2-3-5 steps: the default 10^x labels collide.
-        axis.xaxis.set_major_locator(matplotlib_ticker.LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
-        axis.xaxis.set_major_formatter(
-            matplotlib_ticker.FuncFormatter(lambda value, _: f"{value:g}"))
-        axis.xaxis.set_minor_formatter(matplotlib_ticker.NullFormatter())
+        log_size_axis(axis)
         # Room on the right for the labels of the largest points.
         axis.set_xlim(xs.min() / 1.3, xs.max() * 1.8)
         _place_labels(axis, [str(row.get(label, "")) for row in kept], xs, ys)
@@ -459,8 +476,5 @@ def plot_quality_vs_size(rows, path, quality="cosine", size="file_mb", label="na
     if title:
         figure.suptitle(title)
     figure.tight_layout()
-    data = io.BytesIO()
-    figure.savefig(data, dpi=120, format=file_format, metadata={"Creator": PLOT_CREATOR})
-    files.write_file(path, data.getvalue(), overwrite, is_plot_file)
-    return path
+    return write_figure(figure, path, file_format, overwrite)
 

@@ -1,7 +1,6 @@
 """Shipped files by size against the teacher's retrieval: the size frontier, as a table and a
 plot."""
 
-import io
 import math
 import os
 import pathlib
@@ -11,15 +10,15 @@ from keras_subembed import files
 from keras_subembed.checks import check_bool
 from keras_subembed.checks import check_non_negative_number
 from keras_subembed.checks import is_real
-from keras_subembed.evaluation.metrics import PLOT_CREATOR
 from keras_subembed.evaluation.metrics import is_plot_file
+from keras_subembed.evaluation.metrics import log_size_axis
 from keras_subembed.evaluation.metrics import plot_format
+from keras_subembed.evaluation.metrics import write_figure
 from keras_subembed.evaluation.verdict import LOCALE_FLOOR
 from keras_subembed.evaluation.verdict import WITHIN
 from keras_subembed.evaluation.verdict import verdict
 from keras_subembed.optional import matplotlib_backend_agg
 from keras_subembed.optional import matplotlib_figure
-from keras_subembed.optional import matplotlib_ticker
 
 # Two reports share an evaluation when their teachers score alike on the same locales: a
 # twentieth of a point allows a score recorded to a tenth of a point (benchmarks/RESULTS.md).
@@ -356,15 +355,7 @@ class SizeFrontier:
                           color="tab:green")
         axis.set_xscale("log")
         axis.set_xlim(low, high)
-        # Plain numbers at sizes people name (1-2-3-5 steps for small models): the default
-        # 10^x labels say little here.
-        ticks = [tick for tick in _TICKS if low <= tick <= high]
-        axis.xaxis.set_major_locator(
-            matplotlib_ticker.FixedLocator(ticks) if len(ticks) >= 3
-            else matplotlib_ticker.LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
-        axis.xaxis.set_major_formatter(
-            matplotlib_ticker.FuncFormatter(lambda value, _: f"{value:g}"))
-        axis.xaxis.set_minor_formatter(matplotlib_ticker.NullFormatter())
+        log_size_axis(axis, _TICKS)  # at sizes people name
         axis.set_xlabel("file size (MB, log)")
         axis.set_ylabel("English -> locale recall@1 minus the teacher's (points)")
         axis.set_title("\n".join(textwrap.wrap(title, 100)), fontsize=9)
@@ -372,7 +363,4 @@ class SizeFrontier:
         # Beside the axes: inside, it would hide the labels of some frontier or other.
         axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         figure.tight_layout()
-        data = io.BytesIO()
-        figure.savefig(data, dpi=120, format=file_format, metadata={"Creator": PLOT_CREATOR})
-        files.write_file(path, data.getvalue(), overwrite, is_plot_file)
-        return path
+        return write_figure(figure, path, file_format, overwrite)
