@@ -17,6 +17,14 @@ float32), before any training:
     (the first thing the transformer reads);
   - `residual`: 32 codes, then 32 codes of what they leave (the same 64 bytes per id);
   - `tiers:B:K1:K2`: `K1` codes for ids in [8,000, B), `K2` codes for ids >= B.
+  - `product:K`: `K` product codes for every id, no exact head (the `product-k{K}m256`
+    settings' table);
+  - `rotated:K`: the same codes fitted in a learned rotation of the table's columns
+    (`keras_subembed.assignment.product_rotation`, optimized product quantization: what
+    `SubEmbedding.from_pretrained(..., rotation=True)` stores); the 384 x 384 float32
+    rotation is counted.
+  Each layout's row also gives its weighted reconstruction error (squared error over the
+  table's squared norm, each token weighted by the recipe's token weights).
 * `--int4-groups REGEX ...`: the teacher with only the kernels whose path matches REGEX
   rounded as `int4_dynamic` stores them (`all`: every kernel), the rest float.
 
@@ -25,6 +33,7 @@ under a point in a locale), so the mean margin (right translation's cosine over 
 
     python benchmarks/bench_multilingual_codes.py --codes prefix balanced-head gamma residual \\
         tiers:100000:96:48 --int4-groups all feedforward_output feedforward_intermediate
+    python benchmarks/bench_multilingual_codes.py --codes product:32 rotated:32 product:48
 """
 
 import argparse
@@ -43,6 +52,7 @@ from multilingual_setup import text_sets
 
 from keras_subembed import datasets
 from keras_subembed import evaluation
+from keras_subembed.assignment import product_rotation
 from keras_subembed.layers import SubEmbedding
 from keras_subembed.layers.split_embedding import int8_rows
 from keras_subembed.models import token_weights
@@ -72,9 +82,9 @@ class Tables:
         self.tokenizer = teacher.preprocessor.tokenizer
         self.bytes = 0
 
-    def codes(self, rows, num_tables, residual=None, columns=None):
-        """Rows `rows` as 256-row product codes (fitted to `residual` when given)."""
-        target = self.table[rows] if residual is None else residual
+    def codes(self, rows, num_tables, target=None, columns=None):
+        """Rows `rows` as 256-row product codes (of `target`, e.g. a residual, when given)."""
+        target = self.table[rows] if target is None else target
         columns = np.ones(target.shape[1], "float32") if columns is None else columns
         layer = SubEmbedding.from_pretrained(target * columns, assignment="product",
                                              num_tables=num_tables, rows_per_table=256,
@@ -82,6 +92,11 @@ class Tables:
         self.bytes += len(rows) * num_tables + CODEBOOK_BYTES
         ids = np.arange(len(rows))
         return np.concatenate([np.asarray(layer(part)) for part in np.array_split(ids, 13)]) / columns
+
+    def error(self, rebuilt):
+        """Weighted squared error of `rebuilt` over the table's weighted squared norm."""
+        return float(np.sum(self.weights * np.sum((self.table - rebuilt) ** 2, 1))
+                     / np.sum(self.weights * np.sum(self.table**2, 1)))
 
     def exact(self, rows):
         values, scales = int8_rows(self.table[rows])
@@ -104,6 +119,14 @@ class Tables:
         self.bytes = 0
         rebuilt = np.empty_like(self.table)
         every = np.arange(len(self.table))
+        if layout.startswith(("product:", "rotated:")):
+            kind, num_tables = layout.split(":")
+            if kind == "product":
+                return self.codes(every, int(num_tables))
+            rotation = product_rotation(self.table, int(num_tables), token_weights=self.weights)
+            self.bytes += rotation.size * 4
+            rotated = self.codes(every, int(num_tables), target=self.table @ rotation)
+            return rotated @ rotation.T
         head = self.balanced_head() if layout == "balanced-head" else np.arange(HEAD)
         tail = np.setdiff1d(every, head)
         rebuilt[head] = self.exact(head)
@@ -115,7 +138,7 @@ class Tables:
             rebuilt[tail] = self.codes(tail, 64, columns=self.gamma)
         elif layout == "residual":
             first = self.codes(tail, 32)
-            rebuilt[tail] = first + self.codes(tail, 32, residual=self.table[tail] - first)
+            rebuilt[tail] = first + self.codes(tail, 32, target=self.table[tail] - first)
         elif layout.startswith("tiers:"):
             boundary, near, far = (int(part) for part in layout.split(":")[1:])
             rebuilt[HEAD:boundary] = self.codes(np.arange(HEAD, boundary), near)
@@ -137,6 +160,7 @@ def summary(scores, teacher):
 
 
 COLUMNS = [("name", "table / kernels", "{}"), ("table_mb", "table MB", "{}"),
+           ("error", "rebuild error", "{}"),
            ("english_to_locale", "en->loc", "{:.3f}"), ("english_to_locale_margin", "margin", "{:.4f}"),
            ("worst_locale", "worst locale", "{}"), ("locales_5_below", "locales 5+ below", "{}"),
            ("locale_to_english", "loc->en", "{:.3f}"), ("cosine_min", "cos min", "{:.3f}"),
@@ -156,8 +180,10 @@ def main(argv=None):
     tables = Tables(teacher, texts.training)
     for layout in args.codes:
         started = time.perf_counter()
-        embeddings.assign(tables.build(layout))
+        rebuilt = tables.build(layout)
+        embeddings.assign(rebuilt)
         rows.append({"name": layout, "table_mb": f"{tables.bytes / 1e6:.2f}",
+                     "error": round(tables.error(rebuilt), 4),
                      **summary(sets.measure(run), reference)})
         print(f"{layout}: {time.perf_counter() - started:.0f} s", flush=True)
     embeddings.assign(original)

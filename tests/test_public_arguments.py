@@ -181,6 +181,9 @@ REQUIRED = {
     "assignment.product_codes": lambda ctx: dict(
         table=ctx.table, num_tables=2, rows_per_table=4,
         token_weights=np.ones(len(VOCABULARY))),
+    "assignment.product_rotation": lambda ctx: dict(
+        table=ctx.table, num_tables=2, rows_per_table=4,
+        token_weights=np.ones(len(VOCABULARY)), iterations=1),
     "assignment.random_codes": lambda ctx: dict(num_ids=30, rows_per_table=8, num_tables=2),
     "assignment.reconstruction_quality": lambda ctx: dict(
         original=ctx.table, reconstructed=ctx.table + 0.1),

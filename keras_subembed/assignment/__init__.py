@@ -17,6 +17,7 @@ from keras_subembed.assignment.registry import Assignment
 from keras_subembed.assignment.registry import fit_codes
 from keras_subembed.assignment.registry import get_assignment
 from keras_subembed.assignment.registry import register_assignment
+from keras_subembed.assignment.rotation import product_rotation
 from keras_subembed.assignment.validation import check_codes
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "ordinary_capacity",
     "pack_codes",
     "product_codes",
+    "product_rotation",
     "random_codes",
     "reconstruction_quality",
     "register_assignment",

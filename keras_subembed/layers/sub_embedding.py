@@ -17,6 +17,7 @@ from keras_subembed.assignment.packing import packed_width
 from keras_subembed.assignment.product import shared_code_tokens
 from keras_subembed.assignment.product import sub_widths
 from keras_subembed.assignment.reconstruction import least_squares_sub_tables
+from keras_subembed.assignment.rotation import product_rotation
 from keras_subembed.assignment.registry import FIT_KEYWORDS
 from keras_subembed.assignment.registry import fit_codes
 from keras_subembed.assignment.registry import get_assignment
@@ -76,6 +77,13 @@ class SubEmbedding(CompressedEmbedding):
     model2vec keeps each token's norm; its effect on MiniLM is in
     benchmarks/RESULTS.md). Needs stored codes (not `"digits"`).
 
+    **Rotation.** With `rotation=True` the sub-vectors side by side are multiplied by a
+    stored `(d, d)` matrix (`rotation`, non-trainable, the identity until set):
+    `from_pretrained` fits product codes to a rotation of the pretrained table's columns
+    (`keras_subembed.assignment.product_rotation`, optimized product quantization) and
+    stores the rotation back, so the same bytes of codes rebuild the table better, for
+    `d * d` more stored floats.
+
     **Reserved ids.** The j-th id of `reserved_ids` (pad, cls, sep, mask...)
     gets code `(j, j, ..., j)`, and rows `0 .. R-1` of table 0 are used by no
     other token, so a special token never shares its table-0 sub-vector with
@@ -114,6 +122,7 @@ class SubEmbedding(CompressedEmbedding):
             of a pretrained table may share tuples: pass False for them.
         pack_codes: bool or None. Store stored codes several to a byte
             (needs `rows_per_table <= 16`). `None` packs whenever M <= 16.
+        rotation: bool. Multiply each vector by a stored `(d, d)` matrix (see above).
         row_scales: bool. Scale each token's vector by one of 256 trainable
             levels chosen by a stored one-byte code per token (see above).
         embeddings_initializer: initializer of the sub-tables.
@@ -145,6 +154,7 @@ class SubEmbedding(CompressedEmbedding):
         distinct_codes=True,
         pack_codes=None,
         row_scales=False,
+        rotation=False,
         embeddings_initializer="uniform",
         embeddings_regularizer=None,
         embeddings_constraint=None,
@@ -219,6 +229,7 @@ class SubEmbedding(CompressedEmbedding):
                 "them. Use random or explicit (e.g. product) codes, or "
                 "row_scales=False."
             )
+        self.rotation = check_bool("rotation", rotation)
         # True until explicit codes given as "explicit" come from saved weights.
         self._codes_pending = explicit_codes is None and self.assignment == "explicit"
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
@@ -226,6 +237,7 @@ class SubEmbedding(CompressedEmbedding):
         self.embeddings_constraint = keras.constraints.get(embeddings_constraint)
         self.codes = None  # the stored-codes weight, created in build()
         self.scale_codes = self.scale_levels = None  # with row_scales, in build()
+        self.rotation_matrix = None  # with rotation, in build()
 
     @classmethod
     def from_pretrained(
@@ -239,6 +251,7 @@ class SubEmbedding(CompressedEmbedding):
         seed=0,
         distinct_codes=None,
         row_scales=False,
+        rotation=False,
         verbose=False,
         assignment_options=None,
         **kwargs,
@@ -287,6 +300,8 @@ class SubEmbedding(CompressedEmbedding):
             distinct_codes: bool. Whether every id must get its own code
                 tuple. Defaults to the assignment's (False for product codes).
             row_scales: bool. One byte of length per token (see the class).
+            rotation: bool. Fit product codes to a learned rotation of `table`'s columns
+                and store it (see the class); needs `assignment="product"`.
             verbose: bool. Show the progress of fitting codes.
             assignment_options: optional dict of the assignment's own options
                 (e.g. `{"balanced": False}` for clustered codes).
@@ -305,6 +320,11 @@ class SubEmbedding(CompressedEmbedding):
         if token_weights is not None:
             token_weights = check_token_weights(token_weights, table.shape[0], "token_weights")
         named = assignment if isinstance(assignment, str) and assignment != "explicit" else None
+        rotation = check_bool("rotation", rotation)
+        if rotation and named != "product":
+            raise ValueError(
+                "`rotation=True` fits a rotation for product codes: pass "
+                f'assignment="product". Received: assignment={assignment!r:.100}')
         if assignment_options is not None and not isinstance(assignment_options, dict):
             raise TypeError(
                 "`assignment_options` must be a dict of the assignment's own options (e.g. "
@@ -329,6 +349,11 @@ class SubEmbedding(CompressedEmbedding):
                 rows_per_table = registered.rows_per_table
             if registered.reads_table:
                 num_tables = _DEFAULT_NUM_TABLES if num_tables is None else num_tables
+                if rotation:
+                    rotation_matrix = product_rotation(
+                        table, num_tables, rows_per_table or 256, token_weights,
+                        reserved_ids, seed)
+                    table = table @ rotation_matrix
                 assignment = fit_codes(
                     named, table, num_tables,
                     rows_per_table or check_rows_per_table(
@@ -343,6 +368,7 @@ class SubEmbedding(CompressedEmbedding):
             reserved_ids=reserved_ids,
             distinct_codes=True if distinct_codes is None else distinct_codes,
             row_scales=row_scales,
+            rotation=rotation,
             **kwargs,
         )
         layer.build()
@@ -351,6 +377,9 @@ class SubEmbedding(CompressedEmbedding):
         )
         for variable, value in zip(layer.sub_tables, fitted):
             variable.assign(value)
+        if rotation:
+            layer.rotation_matrix.assign(rotation_matrix.T)
+            table = table @ rotation_matrix.T  # the scales compare rows in the table's axes
         if layer.row_scales:
             rebuilt = ops.convert_to_numpy(layer.embedding_table())
             levels, scale_codes = norm_scale_levels(
@@ -416,6 +445,10 @@ class SubEmbedding(CompressedEmbedding):
             )
             for k, width in enumerate(self.sub_widths)
         ]
+        if self.rotation:
+            self.rotation_matrix = self.add_weight(
+                name="rotation", shape=(self.output_dim, self.output_dim),
+                initializer="identity", trainable=False)
         if self.assignment == "digits":
             return
         initial_codes = self._initial_codes
@@ -528,6 +561,8 @@ class SubEmbedding(CompressedEmbedding):
             ops.take(table, column, axis=0) for table, column in zip(self.sub_tables, codes)
         ]
         vectors = side_by_side(parts)
+        if self.rotation:
+            vectors = ops.matmul(vectors, self.rotation_matrix)
         scales = self.token_scales(token_ids)
         return vectors if scales is None else vectors * ops.expand_dims(scales, -1)
 
@@ -544,6 +579,8 @@ class SubEmbedding(CompressedEmbedding):
         hidden = ops.convert_to_tensor(hidden, dtype=self.compute_dtype)
         leading_shape = ops.shape(hidden)[:-1]
         flat = ops.reshape(hidden, (-1, self.output_dim))
+        if self.rotation:  # hidden . (v @ U) = (hidden @ U^T) . v
+            flat = ops.matmul(flat, ops.transpose(self.rotation_matrix))
         scores = self.sub_scores(flat)
         if self.codes is None:
             flat_logits = self._digit_logits(scores)
@@ -646,6 +683,7 @@ class SubEmbedding(CompressedEmbedding):
                 "distinct_codes": self.distinct_codes,
                 "pack_codes": self.pack_codes,
                 "row_scales": self.row_scales,
+                "rotation": self.rotation,
                 "embeddings_initializer": keras.initializers.serialize(
                     self.embeddings_initializer
                 ),

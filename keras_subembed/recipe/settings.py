@@ -44,6 +44,10 @@ SETTINGS = {
     "product-k48m256": _product(48),
     "product-k32m256": _product(32),
     "product-k32m256-scaled": _product(32, row_scales=True),
+    # Codes of a learned rotation of the table (optimized product quantization), which
+    # the layer stores too (384 x 384 float32): 30 codes + the rotation ~ 32 codes' bytes.
+    "product-k32m256-rotated": _product(32, rotation=True),
+    "product-k30m256-rotated": _product(30, rotation=True),
     "product-k24m256": _product(24),
     "product-k16m256": _product(16),
     "product-k8m16": _product(8, 16),
@@ -71,13 +75,16 @@ def _sub_bytes(ids, width, kwargs, table_bits):
     num_tables, rows = kwargs["num_tables"], kwargs.get("rows_per_table", 256)
     # Row scales: one byte per id indexing 256 float32 levels.
     scales = ids + 256 * 4 if kwargs.get("row_scales") else 0
-    return _code_bytes(ids, num_tables, rows) + rows * width * table_bits // 8 + scales
+    # A rotation is a float32 matmul weight, not a lookup table: no recipe rounds it.
+    rotation = width * width * 4 if kwargs.get("rotation") else 0
+    return (_code_bytes(ids, num_tables, rows) + rows * width * table_bits // 8 + scales
+            + rotation)
 
 
 def table_bytes(setting, vocabulary_size, width, table_bits=32):
     """Bytes a setting's table stores for a `vocabulary_size x width` table: codes,
     sub-tables (float32, or `table_bits` as a quantization recipe stores them in the
-    file), int8 head rows and their scales, row scales.
+    file), int8 head rows and their scales, row scales, a rotation.
 
     At 32 bits the count of `CompressionReport.stored_bytes`, before fitting: the budget
     is chosen before any k-means runs.
