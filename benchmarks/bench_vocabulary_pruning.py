@@ -75,8 +75,9 @@ def pruned_model(teacher, keep):
 
 
 def pieces_per_text(preprocessor, texts):
-    tokenizer = preprocessor.tokenizer
-    return float(np.mean([len(ids) for ids in tokenizer(texts).to_list()]))
+    pieces = preprocessor.tokenizer(texts)  # ragged on TensorFlow, a list elsewhere
+    pieces = pieces.to_list() if hasattr(pieces, "to_list") else pieces
+    return float(np.mean([np.asarray(ids).shape[0] for ids in pieces]))
 
 
 def main(argv=None):
