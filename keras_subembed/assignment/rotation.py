@@ -38,7 +38,8 @@ def product_rotation(table, num_tables, rows_per_table=256, token_weights=None,
         num_tables, rows_per_table: the product codes' K and M.
         token_weights: optional non-negative `(V,)` weights: the rotation, like the codes,
             cares most about heavy tokens.
-        reserved_ids: ids whose rows the codes keep exact (`product_codes`).
+        reserved_ids: ids whose rows the codes keep exact (`product_codes`); they are
+            not sampled, nor are ids of weight 0.
         seed: makes the sample and the k-means deterministic.
         iterations: rounds of codes and Procrustes after the eigenvalue allocation; 0
             gives the allocated PCA basis.
@@ -63,21 +64,35 @@ def product_rotation(table, num_tables, rows_per_table=256, token_weights=None,
     weights = (np.ones(num_ids) if token_weights is None
                else check_token_weights(token_weights, num_ids, "token_weights"))
     reserved = check_reserved_ids(reserved_ids, num_ids)
-    rng = np.random.default_rng(seed)
     ordinary = np.setdiff1d(np.arange(num_ids), reserved)
-    sample = np.sort(rng.choice(ordinary, min(sample_size, len(ordinary)), replace=False))
+    if not len(ordinary):
+        raise ValueError(
+            f"`reserved_ids` hold every one of the table's {num_ids} ids: no ordinary id is "
+            f"left to fit the rotation on. Received: reserved_ids={tuple(reserved_ids)!r:.100}")
+    # Rows of weight 0 do not count in the fit: sample the others.
+    counted = ordinary[weights[ordinary] > 0]
+    if not len(counted):
+        raise ValueError("`token_weights` are zero for every ordinary (not reserved) id: the "
+                         "rotation has no row to fit. Give some token a positive weight.")
+    rng = np.random.default_rng(seed)
+    sample = np.sort(rng.choice(counted, min(sample_size, len(counted)), replace=False))
     points, weights = table[sample].astype(np.float64), weights[sample]
     mean = weights @ points / weights.sum()
     centred = points - mean
     variances, directions = np.linalg.eigh(centred.T @ (centred * weights[:, None]))
     widths = sub_widths(width, num_tables)
-    # Largest variance first, each to the open chunk whose log-variance sum is lowest.
+    # Largest variance first, each to the open chunk whose log-variance sum is lowest. The
+    # logs are taken relative to a floor below every variance, so each is >= 0 whatever
+    # the table's scale: a negative one would make a chunk "lower" for every direction
+    # it took, and the first chunk would take all the largest.
+    floor = max(float(variances.max()), 1e-30) * 1e-12
+    log_variances = np.log(np.maximum(variances, floor) / floor)
     chunks, log_variance = [[] for _ in widths], np.zeros(num_tables)
     for direction in np.argsort(-variances, kind="stable"):
         chosen = min((k for k in range(num_tables) if len(chunks[k]) < widths[k]),
                      key=lambda k: log_variance[k])
         chunks[chosen].append(direction)
-        log_variance[chosen] += np.log(max(variances[direction], 1e-12))
+        log_variance[chosen] += log_variances[direction]
     rotation = directions[:, np.concatenate(chunks).astype(int)]
     for _ in range(iterations):
         rotated = (points @ rotation).astype(np.float32)

@@ -80,6 +80,37 @@ def test_bad_arguments_name_themselves(kwargs, message):
         product_rotation(correlated_table(rows=100, width=8), **kwargs)
 
 
+def test_the_rotation_does_not_depend_on_the_scale_of_the_table_or_the_weights():
+    # Variances below 1 once gave negative logs, and the first chunk took every large one.
+    table = correlated_table(rows=800, width=16)
+    rotation = product_rotation(table, 4, 16, iterations=0)
+    for scaled, weights in [(table * 1e-4, None), (table, np.full(800, 1e-9))]:
+        np.testing.assert_allclose(
+            np.abs(product_rotation(scaled, 4, 16, token_weights=weights, iterations=0)),
+            np.abs(rotation), atol=1e-4)
+
+
+def test_rows_of_weight_zero_are_not_sampled_and_all_zero_is_refused():
+    table = correlated_table(rows=300, width=8)
+    weights = np.zeros(300)
+    weights[:3] = 1
+    with pytest.raises(ValueError, match=r"`token_weights` are zero for every ordinary \(not "
+                                         r"reserved\) id: the rotation has no row to fit"):
+        product_rotation(table, 2, 8, token_weights=weights, reserved_ids=(0, 1, 2))
+    # A sample of 30 of 5,000 rows, 100 of them weighted: only weighted rows are drawn.
+    big = correlated_table(rows=5000, width=8)
+    weights = np.zeros(5000)
+    weights[np.random.default_rng(0).choice(5000, 100, replace=False)] = 1
+    rotation = product_rotation(big, 2, 8, token_weights=weights, sample_size=30, iterations=1)
+    np.testing.assert_allclose(rotation @ rotation.T, np.eye(8), atol=1e-5)
+
+
+def test_every_id_reserved_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"`reserved_ids` hold every one of the table's 4 ids: "
+                                         r"no ordinary id is left"):
+        product_rotation(correlated_table(rows=4, width=8), 2, 16, reserved_ids=(0, 1, 2, 3))
+
+
 def test_a_table_with_nan_is_refused():
     table = correlated_table(rows=100, width=8)
     table[3, 2] = np.nan
