@@ -40,6 +40,7 @@ def kernel_ops(flatbuffer, model, recipe):
         kernel = np.asarray(keras.ops.convert_to_numpy(layer._kernel), "float32")
         by_size.setdefault(kernel.size, []).append(
             (np.sort(kernel, axis=None), kernel, layer, rounding))
+    others = _other_weights(model, layers, by_size)
     # TensorFlow's reader: buffers a file over 2 GB keeps past the flatbuffer read in place.
     tflite = read_model(flatbuffer)
     found, matched, unmatched_sizes = [], set(), set()
@@ -60,7 +61,10 @@ def kernel_ops(flatbuffer, model, recipe):
             if same:
                 found.append((tfl_flatbuffer_utils.get_op_scope(op, subgraph.tensors), *same[0]))
                 matched.update(id(layer) for layer, _ in same)
-            else:
+            elif not any(_same_up_to_scale(ordered, values)
+                         for values in others.get(weight.size, ())):
+                # Not a weight the recipe leaves float on purpose (e.g. a SubEmbedding's
+                # rotation): it may be a rounded kernel the converter changed.
                 unmatched_sizes.add(weight.size)
     # A kernel with no op at all was dropped (an unused pooler); one the size
     # of an op left unmatched would stay float32 in the file.
@@ -91,6 +95,20 @@ def rounded_layers(model, recipe):
             "under that label. Export with quantization=None, 'dynamic' or 'float16'."
         )
     return layers
+
+
+def _other_weights(model, layers, by_size):
+    """`{size: [sorted values]}` of the model's float weights that `layers` do not own
+    and that have a rounded kernel's size: an op holding one of them is accounted for."""
+    kernels = {id(layer._kernel) for layer, _ in layers}
+    others = {}
+    for weight in model.weights:
+        size = int(np.prod(weight.shape))
+        if id(weight) in kernels or size not in by_size or "float" not in str(weight.dtype):
+            continue
+        values = np.asarray(keras.ops.convert_to_numpy(weight), "float32")
+        others.setdefault(size, []).append(np.sort(values, axis=None))
+    return others
 
 
 def _float_constant(tflite, tensor):

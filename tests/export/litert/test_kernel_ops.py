@@ -7,6 +7,7 @@ import pytest
 
 from keras_subembed.export import ExportVerificationError
 from keras_subembed.export.litert import kernel_ops
+from keras_subembed.layers import SubEmbedding
 from keras_subembed.quantization.recipes import get_recipe
 from tests.tflite_utils import handmade_tflite
 
@@ -21,10 +22,11 @@ def dense_model():
 
 
 def fully_connected_file(weight):
-    """x (1, 4) -> FULLY_CONNECTED with the float32 (3, 4) `weight` -> (1, 3)."""
-    return handmade_tflite([("x", (1, 4), "float32", None, None),
-                            ("model/head/MatMul", (3, 4), "float32", weight, None),
-                            ("model/head/BiasAdd", (1, 3), "float32", None, None)],
+    """x (1, in) -> FULLY_CONNECTED with the float32 (out, in) `weight` -> (1, out)."""
+    out, width = weight.shape
+    return handmade_tflite([("x", (1, width), "float32", None, None),
+                            ("model/head/MatMul", (out, width), "float32", weight, None),
+                            ("model/head/BiasAdd", (1, out), "float32", None, None)],
                            [("FULLY_CONNECTED", (0, 1), (2,))], inputs=(0,), outputs=(2,))
 
 
@@ -47,6 +49,22 @@ def test_a_kernel_no_op_holds_while_an_op_of_its_size_stays_float_is_refused():
     with pytest.raises(ExportVerificationError, match=r"quantization='int4_dynamic': 1 of the "
                        r"model's 1 kernel\(s\) it rounds \(head/kernel\) matched no "
                        r"FULLY_CONNECTED op"):
+        kernel_ops.kernel_ops(fully_connected_file(other), model, RECIPE)
+
+
+def test_an_op_holding_a_float_weight_of_the_model_is_not_taken_for_a_lost_kernel():
+    # A rotated SubEmbedding's (d, d) matmul stays float32 by design; a kernel of its size
+    # that no op holds (an unused pooler, dropped by the converter) is then no cause to refuse.
+    ids = keras.Input((None,), dtype="int32")
+    table = SubEmbedding(10, 4, assignment="random", seed=0, rotation=True)
+    model = keras.Model(ids, table(ids))
+    model.unused = keras.layers.Dense(4, name="head")  # tracked and rounded, in no output
+    model.unused.build((None, 4))
+    rotation = keras.ops.convert_to_numpy(table.rotation_matrix)
+    assert kernel_ops.kernel_ops(fully_connected_file(rotation.T), model, RECIPE) == []
+    # Any other float32 op of the kernel's size is still refused.
+    other = np.random.default_rng(1).normal(size=(4, 4)).astype("float32")
+    with pytest.raises(ExportVerificationError, match=r"\(head/kernel\) matched no"):
         kernel_ops.kernel_ops(fully_connected_file(other), model, RECIPE)
 
 
