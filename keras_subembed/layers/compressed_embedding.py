@@ -86,6 +86,13 @@ _MODELS_WITH_STEPS = weakref.WeakSet()
 _STEPS = ("predict_function", "test_function", "train_function")
 
 
+def pretrained_cache(kwargs):
+    """`from_pretrained`'s `cached`, popped from `kwargs`: a layer made `cached` holds a
+    cache of zeros until weights are loaded into it (what `from_config` needs), so a fitted
+    layer is made uncached and frozen once its weights are set."""
+    return check_bool("cached", kwargs.pop("cached", False))
+
+
 def remember_model(model):
     """Let `forget_compiled_steps` drop `model`'s compiled steps (held weakly)."""
     if isinstance(model, keras.Model):
@@ -186,7 +193,9 @@ class CompressedEmbedding(keras.layers.Layer):
         """
         check_bool("verbose", verbose)  # nothing is fitted here
         table = check_embedding_table(table, name="table")
-        return cls(**pretrained_sizes(table, kwargs))
+        cached = pretrained_cache(kwargs)
+        layer = cls(**pretrained_sizes(table, kwargs))
+        return layer.freeze() if cached else layer
 
     def build_weights(self, input_shape=None):
         """Create the layer's own weights; `build()` adds the cache after it."""

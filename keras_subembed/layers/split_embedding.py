@@ -8,6 +8,7 @@ from keras_subembed.assignment.clustered import check_embedding_table
 from keras_subembed.assignment.validation import check_token_weights
 from keras_subembed.checks import check_positive_int
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
+from keras_subembed.layers.compressed_embedding import pretrained_cache
 from keras_subembed.layers.compressed_embedding import pretrained_sizes
 from keras_subembed.layers.sub_embedding import SubEmbedding
 
@@ -118,6 +119,7 @@ class SplitEmbedding(CompressedEmbedding):
         if token_weights is not None:
             token_weights = check_token_weights(token_weights, table.shape[0], name="token_weights")
             tail_kwargs["token_weights"] = token_weights[head_rows:]
+        cached = pretrained_cache(kwargs)
         tail = SubEmbedding.from_pretrained(table[head_rows:], verbose=verbose, name="tail",
                                             **tail_kwargs)
         layer = cls(head_rows=head_rows, tail=tail, **pretrained_sizes(table, kwargs))
@@ -125,7 +127,7 @@ class SplitEmbedding(CompressedEmbedding):
         values, scales = int8_rows(table[:head_rows])
         layer.head_values.assign(values)
         layer.head_scales.assign(scales)
-        return layer
+        return layer.freeze() if cached else layer
 
     def build_weights(self, input_shape=None):
         self.head_values = self.add_weight(

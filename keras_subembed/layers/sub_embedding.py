@@ -32,6 +32,7 @@ from keras_subembed.checks import check_positive_int
 from keras_subembed.checks import check_seed
 from keras_subembed.layers.compressed_embedding import CompressedEmbedding
 from keras_subembed.layers.compressed_embedding import hide_from_constant_folding
+from keras_subembed.layers.compressed_embedding import pretrained_cache
 from keras_subembed.layers.compressed_embedding import pretrained_sizes
 from keras_subembed.layers.gather_layout import column_gathers_are_fast
 from keras_subembed.layers.gather_layout import side_by_side
@@ -315,6 +316,7 @@ class SubEmbedding(CompressedEmbedding):
         ((1000, 32), True)
         """
         table = check_embedding_table(table, name="table")
+        cached = pretrained_cache(kwargs)
         kwargs = pretrained_sizes(table, kwargs)
         verbose = check_bool("verbose", verbose)
         if token_weights is not None:
@@ -387,7 +389,7 @@ class SubEmbedding(CompressedEmbedding):
             )
             layer.scale_levels.assign(levels)
             layer.scale_codes.assign(scale_codes)
-        return layer
+        return layer.freeze() if cached else layer
 
     def _resolve_rows_per_table(self, rows_per_table, assignment, explicit_codes):
         if explicit_codes is None:
