@@ -40,6 +40,14 @@ MEASURED = {
                    (-16.4, -22.6, -10.2), 0.961, ["he"],
                    "python -m keras_subembed shrink --budget-mb 20 --output b20 --formats tflite",
                    71.9),
+            _point("product-k30m256-rotated.int4_dynamic.tflite", 20.1, 82.6, (-3.7, -5.0, -2.4),
+                   "he", (-14.7, -21.5, -7.9), 0.970, ["he"],
+                   "python -m keras_subembed shrink --setting product-k30m256-rotated --output "
+                   "product-k30m256-rotated --formats tflite", 56.0),
+            _point("product-k32m256-rotated.int4_dynamic.tflite", 20.6, 81.4, (-4.9, -6.3, -3.5),
+                   "th", (-11.9, -18.6, -5.7), 0.973, ["th"],
+                   "python -m keras_subembed shrink --setting product-k32m256-rotated --output "
+                   "product-k32m256-rotated --formats tflite", 53.0),
             _point("split-h8k-k24.int4_dynamic.tflite", 20.9, 79.3, (-7.0, -8.6, -5.2), "he",
                    (-18.1, -25.4, -10.7), 0.960, ["el", "es", "he", "th"],
                    "python -m keras_subembed shrink --setting split-h8k-k24 --output "
