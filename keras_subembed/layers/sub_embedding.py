@@ -322,6 +322,8 @@ class SubEmbedding(CompressedEmbedding):
         if token_weights is not None:
             token_weights = check_token_weights(token_weights, table.shape[0], "token_weights")
         named = assignment if isinstance(assignment, str) and assignment != "explicit" else None
+        # What the codes and sub-tables rebuild: `table`, or its rotation.
+        target, rotation_matrix = table, None
         rotation = check_bool("rotation", rotation)
         if rotation and named != "product":
             raise ValueError(
@@ -352,12 +354,11 @@ class SubEmbedding(CompressedEmbedding):
             if registered.reads_table:
                 num_tables = _DEFAULT_NUM_TABLES if num_tables is None else num_tables
                 if rotation:
-                    rotation_matrix = product_rotation(
-                        table, num_tables, rows_per_table or 256, token_weights,
-                        reserved_ids, seed)
-                    table = table @ rotation_matrix
+                    rotation_matrix = product_rotation(table, num_tables, rows_per_table,
+                                                       token_weights, reserved_ids, seed)
+                    target = table @ rotation_matrix
                 assignment = fit_codes(
-                    named, table, num_tables,
+                    named, target, num_tables,
                     rows_per_table or check_rows_per_table(
                         None, table.shape[0], num_tables, len(tuple(reserved_ids))),
                     token_weights=token_weights, reserved_ids=reserved_ids, seed=seed,
@@ -375,13 +376,12 @@ class SubEmbedding(CompressedEmbedding):
         )
         layer.build()
         fitted = least_squares_sub_tables(
-            table, layer.code_array(), layer.rows_per_table, layer.sub_widths, token_weights
+            target, layer.code_array(), layer.rows_per_table, layer.sub_widths, token_weights
         )
         for variable, value in zip(layer.sub_tables, fitted):
             variable.assign(value)
-        if rotation:
+        if rotation_matrix is not None:
             layer.rotation_matrix.assign(rotation_matrix.T)
-            table = table @ rotation_matrix.T  # the scales compare rows in the table's axes
         if layer.row_scales:
             rebuilt = ops.convert_to_numpy(layer.embedding_table())
             levels, scale_codes = norm_scale_levels(
