@@ -97,6 +97,16 @@ def with_embedding_mode(model, embedding_mode):
     return copy
 
 
+def embedding_rotations(model):
+    """The float32 `(d, d)` rotations of the compressed embeddings in `model`
+    (`SubEmbedding(rotation=True)`). They are matmul weights that belong to the
+    table: a format stores them with the table's precision (int8), not with the
+    transformer kernels' (int4)."""
+    return [np.asarray(keras.ops.convert_to_numpy(layer.rotation_matrix), "float32")
+            for layer in walk_layers(model)
+            if getattr(layer, "rotation_matrix", None) is not None]
+
+
 def copy_model(model):
     """An independent copy of `model`, weights included (through a `.keras` file)."""
     with tempfile.TemporaryDirectory() as tmp:

@@ -83,7 +83,7 @@ class SubEmbedding(CompressedEmbedding):
     `from_pretrained` fits product codes to a rotation of the pretrained table's columns
     (`keras_subembed.assignment.product_rotation`, optimized product quantization) and
     stores the rotation back, so the same bytes of codes rebuild the table better, for
-    `d * d` more stored floats.
+    `d * d` more stored floats (int8 in an int4 `.tflite` file).
 
     **Reserved ids.** The j-th id of `reserved_ids` (pad, cls, sep, mask...)
     gets code `(j, j, ..., j)`, and rows `0 .. R-1` of table 0 are used by no

@@ -5,8 +5,9 @@ the `.tflite` file; training (`EmbeddingDistiller(quantize_transformer=...)`)
 runs the student with its kernels rounded the same way (`fake_quantized`).
 The dynamic recipes also store the float lookup tables the file reads with
 `GATHER` / `SLICE` (a compressed embedding's sub-tables, the position
-table) as int8 with one scale per column (`table_bits=8`); training does not
-round them (int8 per column changes the sentence vectors by under 1e-4 cosine).
+table) as int8 with one scale per column (`table_bits=8`), and a compressed
+embedding's rotation as an int8 matmul weight; training does not round them
+(int8 per column changes the sentence vectors by under 1e-4 cosine).
 """
 
 from keras_subembed.quantization.kernel_rounding import KernelRounding

@@ -25,7 +25,7 @@ class WeightRecipe:
     kernels are dequantized and compute in float). `overrides` are
     `(scope regex, KernelRounding)` pairs; the last one matching a layer's
     path wins, as in `ai-edge-quantizer`. `table_bits=8` stores the file's
-    float lookup tables as int8 (None: float).
+    float lookup tables, and a compressed embedding's rotation, as int8 (None: float).
     """
 
     name: str

@@ -45,7 +45,7 @@ SETTINGS = {
     "product-k32m256": _product(32),
     "product-k32m256-scaled": _product(32, row_scales=True),
     # Codes of a learned rotation of the table (optimized product quantization), which
-    # the layer stores too (384 x 384 float32): 30 codes + the rotation ~ 32 codes' bytes.
+    # the layer stores too (384 x 384, int8 in an int4 file: 0.15 MB, under one code's bytes).
     "product-k32m256-rotated": _product(32, rotation=True),
     "product-k30m256-rotated": _product(30, rotation=True),
     "product-k24m256": _product(24),
@@ -78,8 +78,9 @@ def _sub_bytes(ids, width, kwargs, table_bits):
     num_tables, rows = kwargs["num_tables"], kwargs.get("rows_per_table", 256)
     # Row scales: one byte per id indexing 256 float32 levels.
     scales = ids + 256 * 4 if kwargs.get("row_scales") else 0
-    # A rotation is a float32 matmul weight, not a lookup table: no recipe rounds it.
-    rotation = width * width * 4 if kwargs.get("rotation") else 0
+    # A rotation is stored at the tables' bits too (int8: one float32 scale per column).
+    rotation = (width * width * table_bits // 8 + (width * 4 if table_bits == 8 else 0)
+                if kwargs.get("rotation") else 0)
     return (_code_bytes(ids, num_tables, rows) + rows * width * table_bits // 8 + scales
             + rotation)
 

@@ -29,6 +29,8 @@ def tiny_embedder(vocabulary_size=600, width=32):
     ("sub", {"assignment": "product", "num_tables": 8, "rows_per_table": 16}),
     ("sub", {"assignment": "product", "num_tables": 4, "rows_per_table": 64,
              "row_scales": True}),
+    ("sub", {"assignment": "product", "num_tables": 8, "rows_per_table": 16,
+             "rotation": True}),
 ])
 def test_table_bytes_are_what_the_fitted_layer_stores(setting, monkeypatch):
     embedder = tiny_embedder()
@@ -36,6 +38,13 @@ def test_table_bytes_are_what_the_fitted_layer_stores(setting, monkeypatch):
     student = keras_subembed.compress(embedder, *setting)
     stored = student.backbone.token_embedding.compression_report().stored_bytes
     assert table_bytes("probe", 600, 32) == stored
+
+
+def test_a_file_stores_a_rotation_at_the_tables_bits():
+    # float32 in Keras; int8 with one float32 scale per column where the tables are int8.
+    extra = {bits: table_bytes("product-k32m256-rotated", 1_000, 64, bits)
+             - table_bytes("product-k32m256", 1_000, 64, bits) for bits in (32, 16, 8)}
+    assert extra == {32: 64 * 64 * 4, 16: 64 * 64 * 2, 8: 64 * 64 + 64 * 4}
 
 
 def test_the_budget_buys_the_first_setting_of_the_ladder_that_fits():

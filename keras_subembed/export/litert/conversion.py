@@ -7,6 +7,7 @@ import tensorflow as tf
 from keras_subembed import files
 from keras_subembed.export.errors import UnsupportedOpError
 from keras_subembed.export.litert.kernel_ops import kernel_ops
+from keras_subembed.export.litert.kernel_ops import rotation_ops
 from keras_subembed.export.litert.kernel_ops import rounded_layers
 from keras_subembed.export.litert.lookup_tables import int8_lookup_tables
 from keras_subembed.export.litert.quantizer_recipes import quantize_flatbuffer
@@ -62,6 +63,8 @@ def litert_file(converted, serving_inputs, quantization, recipe, metadata,
         flatbuffer = int8_lookup_tables(flatbuffer)
     # The ops holding the very kernels Keras rounds, matched by value.
     ops = [(scope, rounding) for scope, _, rounding in kernel_ops(flatbuffer, converted, recipe)]
+    if recipe.table_bits:
+        ops += rotation_ops(flatbuffer, converted, recipe.table_bits)
     return quantize_flatbuffer(flatbuffer, recipe, ops)
 
 

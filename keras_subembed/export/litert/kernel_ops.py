@@ -15,9 +15,11 @@ import keras
 import numpy as np
 
 from keras_subembed.export.errors import ExportVerificationError
+from keras_subembed.export.model_parts import embedding_rotations
 from keras_subembed.optional import qtyping
 from keras_subembed.optional import tfl_flatbuffer_utils
 from keras_subembed.quantization.fake_quantization import quantized_layers
+from keras_subembed.quantization.kernel_rounding import KernelRounding
 from keras_subembed.tflite_metadata import read_model
 
 FLOAT32 = 0  # the LiteRT schema's TensorType code
@@ -44,28 +46,21 @@ def kernel_ops(flatbuffer, model, recipe):
     # TensorFlow's reader: buffers a file over 2 GB keeps past the flatbuffer read in place.
     tflite = read_model(flatbuffer)
     found, matched, unmatched_sizes = [], set(), set()
-    for subgraph in tflite.subgraphs:
-        for op in subgraph.operators:
-            if (tflite.operatorCodes[op.opcodeIndex].builtinCode
-                    != qtyping.BuiltinOperator.FULLY_CONNECTED or len(op.inputs) < 2):
-                continue
-            weight = _float_constant(tflite, subgraph.tensors[op.inputs[1]])
-            if weight is None:
-                continue
-            ordered, shape = np.sort(weight), tuple(subgraph.tensors[op.inputs[1]].shape)
-            # Equal kernels (two zero-initialised ones) are all this op's.
-            same = [(layer, rounding) for values, kernel, layer, rounding
-                    in by_size.get(weight.size, ())
-                    if _same_up_to_scale(ordered, values)
-                    or _same_up_to_column_scales(weight.reshape(shape), kernel)]
-            if same:
-                found.append((tfl_flatbuffer_utils.get_op_scope(op, subgraph.tensors), *same[0]))
-                matched.update(id(layer) for layer, _ in same)
-            elif not any(_same_up_to_scale(ordered, values)
-                         for values in others.get(weight.size, ())):
-                # Not a weight the recipe leaves float on purpose (e.g. a SubEmbedding's
-                # rotation): it may be a rounded kernel the converter changed.
-                unmatched_sizes.add(weight.size)
+    for scope, weight, shape in _float_fully_connected(tflite):
+        ordered = np.sort(weight)
+        # Equal kernels (two zero-initialised ones) are all this op's.
+        same = [(layer, rounding) for values, kernel, layer, rounding
+                in by_size.get(weight.size, ())
+                if _same_up_to_scale(ordered, values)
+                or _same_up_to_column_scales(weight.reshape(shape), kernel)]
+        if same:
+            found.append((scope, *same[0]))
+            matched.update(id(layer) for layer, _ in same)
+        elif not any(_same_up_to_scale(ordered, values)
+                     for values in others.get(weight.size, ())):
+            # Not a weight the recipe leaves to others (e.g. a SubEmbedding's
+            # rotation, `rotation_ops`): it may be a rounded kernel the converter changed.
+            unmatched_sizes.add(weight.size)
     # A kernel with no op at all was dropped (an unused pooler); one the size
     # of an op left unmatched would stay float32 in the file.
     missing = [layer for layer, _ in layers if id(layer) not in matched
@@ -80,6 +75,27 @@ def kernel_ops(flatbuffer, model, recipe):
             "would hold it in float32 under the recipe's label."
         )
     return found
+
+
+def rotation_ops(flatbuffer, model, bits):
+    """`[(op scope, KernelRounding(bits))]` for each `FULLY_CONNECTED` op of
+    `flatbuffer` (float32 `.tflite` bytes) whose weight is the rotation of a
+    compressed embedding in `model` (`SubEmbedding(rotation=True)`), matched by value.
+
+    A recipe with `table_bits` stores the embedding's arrays with those bits: its
+    lookup tables (`int8_lookup_tables`) and, through these ops, its rotation, one
+    scale per output column. Training rounds neither (int8 per column moves an
+    orthogonal matrix's outputs by about 0.2%).
+    """
+    rotations = {}
+    for values in embedding_rotations(model):
+        rotations.setdefault(values.size, []).append(np.sort(values, axis=None))
+    if not rotations:
+        return []
+    return [(scope, KernelRounding(bits)) for scope, weight, _ in _float_fully_connected(
+                read_model(flatbuffer))
+            if any(_same_up_to_scale(np.sort(weight), values)
+                   for values in rotations.get(weight.size, ()))]
 
 
 def rounded_layers(model, recipe):
@@ -109,6 +125,21 @@ def _other_weights(model, layers, by_size):
         values = np.asarray(keras.ops.convert_to_numpy(weight), "float32")
         others.setdefault(size, []).append(np.sort(values, axis=None))
     return others
+
+
+def _float_fully_connected(tflite):
+    """`(op scope, flattened weight, weight shape)` for each `FULLY_CONNECTED` op
+    of a read model whose weight is a float32 constant."""
+    for subgraph in tflite.subgraphs:
+        for op in subgraph.operators:
+            if (tflite.operatorCodes[op.opcodeIndex].builtinCode
+                    != qtyping.BuiltinOperator.FULLY_CONNECTED or len(op.inputs) < 2):
+                continue
+            tensor = subgraph.tensors[op.inputs[1]]
+            weight = _float_constant(tflite, tensor)
+            if weight is not None:
+                yield (tfl_flatbuffer_utils.get_op_scope(op, subgraph.tensors), weight,
+                       tuple(tensor.shape))
 
 
 def _float_constant(tflite, tensor):

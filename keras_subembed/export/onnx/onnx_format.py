@@ -9,6 +9,7 @@ import keras
 
 from keras_subembed import files
 from keras_subembed.export.export_format import ExportFormat
+from keras_subembed.export.model_parts import embedding_rotations
 from keras_subembed.export.model_parts import export_metadata
 from keras_subembed.export.model_parts import weight_shapes
 from keras_subembed.export.onnx.onnx_quantization import constant_bytes
@@ -149,7 +150,7 @@ def convert(model, serving_inputs, quantization, scratch):
     proto = folded_constants(onnx.load(str(float_path)), scratch)
     if quantization is None:
         return proto.SerializeToString()
-    return quantize(proto, quantization, scratch)
+    return quantize(proto, quantization, scratch, embedding_rotations(model))
 
 
 @contextlib.contextmanager

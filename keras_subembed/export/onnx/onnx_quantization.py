@@ -4,7 +4,8 @@
 kernels (`MatMulInteger`). `"int4"`: `MatMulNBitsQuantizer`, symmetric int4
 in blocks of `INT4_BLOCK_SIZE` inputs of each output channel, one float32
 scale per block (`MatMulNBits`, a `com.microsoft` op that ONNX Runtime's CPU,
-mobile and web builds run). Only weights change: the token embedding's
+mobile and web builds run); a compressed embedding's rotation, part of the
+table, in int8 as `"dynamic"` stores it. Only weights change: the token embedding's
 integer arrays (uint8 codes, int8 head rows) are gathered, not multiplied,
 and stay as Keras stored them.
 """
@@ -16,6 +17,7 @@ import numpy as np
 
 from keras_subembed.export.errors import ExportVerificationError
 from keras_subembed.export.model_parts import copy_model
+from keras_subembed.layer_walk import walk_layers
 from keras_subembed.optional import matmul_nbits_quantizer
 from keras_subembed.optional import onnx
 from keras_subembed.optional import onnxruntime
@@ -30,41 +32,80 @@ INT4_BLOCK_SIZE = 32
 # A weight smaller than this stays float32 (ONNX Runtime's quantizers and
 # TFLite's converter skip them too); anything larger must be quantized.
 MIN_QUANTIZED_ELEMENTS = 1024
+# A compressed embedding's rotation is part of its table: int8, as the .tflite file
+# stores the table (int4 rounds an orthogonal matrix's outputs by several percent).
+ROTATION_BITS = 8
 QUANTIZED_OPS = ("MatMulNBits", "MatMulInteger", "DynamicQuantizeMatMul", "GatherBlockQuantized")
 
 
-def quantize(proto, quantization, scratch):
+def quantize(proto, quantization, scratch, rotations=()):
     """`proto` (a float `onnx.ModelProto`, `folded_constants`) with its MatMul
     weights quantized, as bytes; `scratch` is a folder for work files. Raises
-    an `ExportVerificationError` when a large float weight is left."""
+    an `ExportVerificationError` when a large float weight is left.
+
+    `rotations` (`model_parts.embedding_rotations`) belong to the token table:
+    "int4" stores their MatMuls in `ROTATION_BITS` blocks, weight-only as its kernels."""
     gemm_as_matmul(proto)
     if quantization == "dynamic":
-        matmul_path, int8_path = scratch / "matmul.onnx", scratch / "int8.onnx"
-        onnx.save(proto, str(matmul_path))
-        # Per channel: one scale per output column, as TFLite's dynamic range
-        # (per tensor: cosine 0.96 to Keras on MiniLM, per channel 0.99).
-        onnxruntime_quantization.quantize_dynamic(
-            str(matmul_path), str(int8_path),
-            weight_type=onnxruntime_quantization.QuantType.QInt8, per_channel=True)
-        proto = onnx.load(str(int8_path))
+        proto = int8_matmuls(proto, scratch)
     elif quantization == "int4":
-        # It logs a line per node it leaves (thousands on multilingual-e5) at INFO,
-        # which its own import makes the root logger's level.
-        logger = logging.getLogger(matmul_nbits_quantizer.name)  # the module's logger
-        level = logger.level
-        logger.setLevel(max(level, logging.WARNING))
-        try:
-            quantizer = matmul_nbits_quantizer.MatMulNBitsQuantizer(
-                proto, bits=4, block_size=INT4_BLOCK_SIZE, is_symmetric=True)
-            quantizer.process()
-        finally:
-            logger.setLevel(level)
-        proto = quantizer.model.model
+        table_nodes = matmul_nodes_holding(proto, rotations)
+        proto = nbits_matmuls(proto, 4, nodes_to_exclude=table_nodes)
+        if table_nodes:
+            proto = nbits_matmuls(proto, ROTATION_BITS, nodes_to_include=table_nodes)
     else:
         raise ValueError("`quantization` must be 'dynamic' or 'int4' to quantize an ONNX graph. "
                          f"Received: quantization={quantization!r}")
     check_weights_quantized(proto, quantization)
     return proto.SerializeToString()
+
+
+def int8_matmuls(proto, scratch):
+    """`proto` with its MatMul weights in int8 per output column, integer kernels on
+    activations quantized at run time."""
+    matmul_path, int8_path = scratch / "matmul.onnx", scratch / "int8.onnx"
+    onnx.save(proto, str(matmul_path))
+    # Per channel: one scale per output column, as TFLite's dynamic range
+    # (per tensor: cosine 0.96 to Keras on MiniLM, per channel 0.99).
+    onnxruntime_quantization.quantize_dynamic(
+        str(matmul_path), str(int8_path),
+        weight_type=onnxruntime_quantization.QuantType.QInt8, per_channel=True)
+    return onnx.load(str(int8_path))
+
+
+def nbits_matmuls(proto, bits, **nodes):
+    """`proto` with MatMul weights in symmetric `bits`-bit blocks of `INT4_BLOCK_SIZE`
+    (`MatMulNBits`, weight-only); `nodes` as `MatMulNBitsQuantizer` takes them."""
+    # It logs a line per node it leaves (thousands on multilingual-e5) at INFO,
+    # which its own import makes the root logger's level.
+    logger = logging.getLogger(matmul_nbits_quantizer.name)  # the module's logger
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        quantizer = matmul_nbits_quantizer.MatMulNBitsQuantizer(
+            proto, bits=bits, block_size=INT4_BLOCK_SIZE, is_symmetric=True, **nodes)
+        quantizer.process()
+    finally:
+        logger.setLevel(level)
+    return quantizer.model.model
+
+
+def matmul_nodes_holding(proto, weights):
+    """The names of `proto`'s MatMul nodes whose constant weight holds the values of
+    one of `weights` (in any layout: the exporter may store it transposed)."""
+    wanted = {}
+    for weight in weights:
+        wanted.setdefault(weight.size, []).append(np.sort(weight, axis=None))
+    initializers = {i.name: i for i in proto.graph.initializer}
+    names = []
+    for node in proto.graph.node:
+        initializer = initializers.get(node.input[1]) if node.op_type == "MatMul" else None
+        if initializer is None or int(np.prod(initializer.dims)) not in wanted:
+            continue
+        values = np.sort(onnx.numpy_helper.to_array(initializer), axis=None)
+        if any(np.array_equal(values, weight) for weight in wanted[values.size]):
+            names.append(node.name)
+    return names
 
 
 def folded_constants(proto, scratch):
@@ -152,6 +193,11 @@ def int4_rounded(model, block_size=INT4_BLOCK_SIZE):
     flattened into K rows, output axes into N columns, blocks along K.
     """
     copy = copy_model(model)
+    for layer in walk_layers(copy):
+        if getattr(layer, "rotation_matrix", None) is not None:
+            # Multiplied as `vectors @ rotation`: (K, N) as stored.
+            layer.rotation_matrix.assign(nbits_round(
+                keras.ops.convert_to_numpy(layer.rotation_matrix), ROTATION_BITS, block_size))
     for layer in kernel_layers(copy):
         if not layer.built:
             continue
@@ -160,22 +206,23 @@ def int4_rounded(model, block_size=INT4_BLOCK_SIZE):
         order = list(axes) + [axis for axis in range(kernel.ndim) if axis not in axes]
         rows = int(np.prod([kernel.shape[axis] for axis in axes]))
         laid_out = kernel.transpose(order)
-        matrix = int4_round(laid_out.reshape(rows, -1), block_size)
+        matrix = nbits_round(laid_out.reshape(rows, -1), 4, block_size)
         layer._kernel.assign(matrix.reshape(laid_out.shape).transpose(np.argsort(order)))
     return copy
 
 
-def int4_round(matrix, block_size=INT4_BLOCK_SIZE):
+def nbits_round(matrix, bits, block_size=INT4_BLOCK_SIZE):
     """The (K, N) float `matrix` as `MatMulNBits` computes with it after
-    `MatMulNBitsQuantizer(bits=4, is_symmetric=True)`: ONNX Runtime's packing,
-    unpacked (low nibble first; symmetric codes are offset by 8)."""
-    config = matmul_nbits_quantizer.DefaultWeightOnlyQuantConfig(block_size=block_size,
-                                                                 is_symmetric=True)
+    `MatMulNBitsQuantizer(bits=bits, is_symmetric=True)`: ONNX Runtime's packing,
+    unpacked (4 bits: low nibble first; symmetric codes are offset by 2 ** (bits - 1))."""
+    config = matmul_nbits_quantizer.DefaultWeightOnlyQuantConfig(
+        block_size=block_size, is_symmetric=True, bits=bits)
     packed, scales, _ = matmul_nbits_quantizer.DefaultWeightOnlyQuantizer(config).qbits_block_quant(
         np.ascontiguousarray(matrix, "float32"))
     rows, columns = matrix.shape
-    codes = np.stack([packed & 0x0F, packed >> 4], axis=-1).reshape(columns, scales.shape[1], -1)
-    values = (codes.astype("float32") - 8) * scales[:, :, None]
+    codes = np.stack([packed & 0x0F, packed >> 4], axis=-1) if bits == 4 else packed
+    codes = codes.reshape(columns, scales.shape[1], -1).astype("float32") - 2 ** (bits - 1)
+    values = codes * scales[:, :, None]
     return values.reshape(columns, -1)[:, :rows].T
 
 

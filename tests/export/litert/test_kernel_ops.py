@@ -8,6 +8,7 @@ import pytest
 from keras_subembed.export import ExportVerificationError
 from keras_subembed.export.litert import kernel_ops
 from keras_subembed.layers import SubEmbedding
+from keras_subembed.quantization.kernel_rounding import KernelRounding
 from keras_subembed.quantization.recipes import get_recipe
 from tests.tflite_utils import handmade_tflite
 
@@ -66,6 +67,23 @@ def test_an_op_holding_a_float_weight_of_the_model_is_not_taken_for_a_lost_kerne
     other = np.random.default_rng(1).normal(size=(4, 4)).astype("float32")
     with pytest.raises(ExportVerificationError, match=r"\(head/kernel\) matched no"):
         kernel_ops.kernel_ops(fully_connected_file(other), model, RECIPE)
+
+
+def test_a_rotation_is_found_by_value_and_given_the_tables_bits():
+    ids = keras.Input((None,), dtype="int32")
+    table = SubEmbedding(10, 4, assignment="random", seed=0, rotation=True)
+    model = keras.Model(ids, table(ids))
+    table.rotation_matrix.assign(np.linalg.qr(
+        np.random.default_rng(3).normal(size=(4, 4)))[0].astype("float32"))
+    rotation = keras.ops.convert_to_numpy(table.rotation_matrix)
+    # Stored (out, in) by the converter: the values, not the layout, match.
+    assert kernel_ops.rotation_ops(fully_connected_file(rotation.T), model, 8) == [
+        ("model/head/BiasAdd;", KernelRounding(8))]
+    other = np.random.default_rng(1).normal(size=(4, 4)).astype("float32")
+    assert kernel_ops.rotation_ops(fully_connected_file(other), model, 8) == []
+    # Without a rotation there is nothing to find.
+    plain = keras.Model(ids, SubEmbedding(10, 4, assignment="random", seed=0)(ids))
+    assert kernel_ops.rotation_ops(fully_connected_file(rotation.T), plain, 8) == []
 
 
 def test_a_model_without_a_kernel_to_round_is_refused_by_name():

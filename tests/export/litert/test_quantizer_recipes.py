@@ -24,25 +24,30 @@ from tests.tflite_utils import TFLiteRunner
 pytestmark = pytest.mark.tensorflow_only(reason="it exports .tflite files")
 
 
-@pytest.fixture(scope="module")
-def encoder():
-    """A 1-layer BERT with product-coded SubEmbedding, CLS-pooled and normalised.
-
-    One layer holds every kind of kernel a recipe stores (q, k, v, attention
-    output, two feed-forward); each recipe's export traces and converts the
-    model anew, which grows with the layers."""
+def one_layer_encoder(**codes):
+    """A 1-layer BERT with product-coded SubEmbedding (`codes` added to its
+    arguments), CLS-pooled and normalised."""
     keras.utils.set_random_seed(0)
     bert = keras_hub.models.BertBackbone(
         vocabulary_size=300, num_layers=1, num_heads=2, hidden_dim=64, intermediate_dim=128,
         max_sequence_length=32)
     student = compress_backbone(bert, "sub", {
-        "assignment": "product", "num_tables": 8, "rows_per_table": 16, "reserved_ids": [0, 1, 2, 3, 4]})
+        "assignment": "product", "num_tables": 8, "rows_per_table": 16,
+        "reserved_ids": [0, 1, 2, 3, 4], **codes})
     token_ids = keras.Input((None,), dtype="int32", name="token_ids")
     padding_mask = keras.Input((None,), dtype="int32", name="padding_mask")
     states = student({"token_ids": token_ids, "padding_mask": padding_mask,
                       "segment_ids": keras.ops.zeros_like(token_ids)})["sequence_output"]
     return keras.Model({"token_ids": token_ids, "padding_mask": padding_mask},
                        {"embedding": keras.ops.normalize(states[:, 0], axis=-1)})
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    """One layer holds every kind of kernel a recipe stores (q, k, v, attention
+    output, two feed-forward); each recipe's export traces and converts the
+    model anew, which grows with the layers."""
+    return one_layer_encoder()
 
 
 def samples(seed=0):
@@ -95,6 +100,37 @@ def test_each_recipe_is_verified_and_reports_what_the_file_holds(recipe, encoder
         np.testing.assert_allclose(got, rounded, atol=bound)
     np.testing.assert_allclose(report.cosine_to_float, np.mean(cosines), rtol=1e-5)
     assert 0.99 < report.cosine_to_float < 1.0
+
+
+@pytest.fixture(scope="module")
+def rotated_encoder():
+    """The encoder with rotated product codes: a (64, 64) matmul after the lookup."""
+    return one_layer_encoder(rotation=True)
+
+
+@pytest.mark.parametrize("recipe", ["int4_dynamic", "int4_weight_only"])
+def test_a_rotation_is_stored_with_the_tables_bits(recipe, rotated_encoder, tmp_path):
+    path = tmp_path / f"{recipe}.tflite"
+    report = export_tflite(rotated_encoder, path, quantization=recipe, sample_inputs=samples())
+    flatbuffer = path.read_bytes()
+    rotations = [(shape, size, dtype) for name, shape, size, dtype
+                 in constant_tensors(flatbuffer, with_type=True)
+                 if "token_embedding" in name and len(shape) == 2 and shape == (64, 64)]
+    if RECIPES[recipe].table_bits:
+        # int8 beside the tables, not the kernels' int4: the file counts it as a quantized op.
+        assert rotations == [((64, 64), 64 * 64, "int8")]
+        assert report.quantized_ops == 7
+    else:
+        assert rotations == [((64, 64), 64 * 64 * 4, "float32")]
+        assert report.quantized_ops == 6
+    runner = TFLiteRunner(flatbuffer)
+    for sample in samples():
+        got = runner.runner(**sample)["embedding"]
+        with fake_quantized(rotated_encoder, recipe):
+            rounded = np.asarray(rotated_encoder(sample)["embedding"])
+        # The kernels as training rounds them; the int8 rotation moves the rest by little.
+        np.testing.assert_allclose(np.sum(got * rounded, -1), 1.0, atol=1e-3)
+    assert report.max_abs_error <= report.tolerance
 
 
 def test_a_file_with_coarser_weights_than_its_recipe_fails_verification(encoder, tmp_path, monkeypatch):

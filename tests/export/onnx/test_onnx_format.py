@@ -97,6 +97,24 @@ def test_the_int4_file_is_the_smallest_and_keeps_the_embedding_integer(small, tm
 
 
 @QUANTIZED_ONCE
+def test_an_int4_file_keeps_a_rotation_in_int8_and_the_keras_vectors(tmp_path):
+    import onnx
+
+    rotated = keras_subembed.compress(make_bert_embedder("mean"), "sub",
+                                      {**SUB, "rotation": True})
+    report = export_onnx(rotated, tmp_path / "rotated.onnx", quantization="int4")
+    proto = onnx.load(str(tmp_path / "rotated.onnx"))
+    bits = sorted(next(a.i for a in node.attribute if a.name == "bits")
+                  for node in proto.graph.node if node.op_type == "MatMulNBits")
+    # The 12 transformer kernels in int4; the rotation, part of the table, in int8
+    # (int4 would move the vectors past the rounded reference's bound).
+    assert bits == [4] * 12 + [8] and report.quantized_ops == 13
+    width = rotated.backbone.hidden_dim  # inputs padded to whole blocks of 32
+    assert report.constant_bytes["int8"] == -(-width // 32) * 32 * width
+    assert report.max_abs_error <= report.tolerance and report.cosine_to_float > 0.999
+
+
+@QUANTIZED_ONCE
 def test_int4_verification_refuses_a_file_with_a_noisy_token_table(small, tmp_path, monkeypatch):
     """As for .tflite (issue 20 item 11): int4's fixed bound (half the largest
     |output|) would pass a wrong table; the rounded reference does not."""

@@ -66,22 +66,25 @@ def test_a_large_float_weight_left_is_refused_and_a_small_one_kept():
         onnx_quantization.quantize(small, "int8", None)
 
 
-def test_int4_rounding_is_symmetric_per_block_of_inputs():
+@pytest.mark.parametrize("bits", [4, 8])
+def test_nbits_rounding_is_symmetric_per_block_of_inputs(bits):
     rng = np.random.default_rng(1)
     matrix = rng.normal(size=(64, 3)).astype("float32")  # K=64 rows: two blocks of 32
-    rounded = onnx_quantization.int4_round(matrix, block_size=32)
+    rounded = onnx_quantization.nbits_round(matrix, bits, block_size=32)
     assert rounded.shape == matrix.shape
+    half = 2 ** (bits - 1)  # 8 for int4, 128 for int8
     for column in range(3):
         for block in (slice(0, 32), slice(32, 64)):
             weights, values = matrix[block, column], rounded[block, column]
-            # Each block's own scale s = max|w| / 8: the largest weight is code -8 (its
-            # sign in the scale), exact; the others round to the nearest of 16 levels.
+            # Each block's own scale s = max|w| / half: the largest weight is code -half
+            # (its sign in the scale), exact; the others round to the nearest level.
             largest = np.argmax(np.abs(weights))
-            scale = np.abs(weights[largest]) / 8
+            scale = np.abs(weights[largest]) / half
             codes = values / scale
-            np.testing.assert_allclose(codes, np.round(codes), atol=1e-4)
-            assert np.abs(codes).max() <= 8 + 1e-4 and values[largest] == weights[largest]
-            inside = np.abs(weights) < 7.5 * scale  # not clipped on the side with 7 levels
+            np.testing.assert_allclose(codes, np.round(codes), atol=1e-3)
+            assert np.abs(codes).max() <= half + 1e-3
+            np.testing.assert_allclose(values[largest], weights[largest], rtol=1e-6)
+            inside = np.abs(weights) < (half - 0.5) * scale  # not clipped on the short side
             assert np.abs(values - weights)[inside].max() <= 0.5 * scale + 1e-6
 
 
