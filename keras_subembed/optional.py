@@ -150,6 +150,7 @@ matplotlib = OptionalModule("matplotlib", "examples", "Plotting")
 matplotlib_backend_agg = matplotlib.submodule("backends.backend_agg")
 matplotlib_figure = matplotlib.submodule("figure")
 matplotlib_ticker = matplotlib.submodule("ticker")
+matplotlib_text = matplotlib.submodule("text")
 
 # SentencePiece models (XLM-R tokenizers: multilingual-e5, their MediaPipe files).
 sentencepiece = OptionalModule("sentencepiece", "multilingual", "A SentencePiece model")

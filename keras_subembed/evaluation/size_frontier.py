@@ -19,6 +19,7 @@ from keras_subembed.evaluation.verdict import WITHIN
 from keras_subembed.evaluation.verdict import verdict
 from keras_subembed.optional import matplotlib_backend_agg
 from keras_subembed.optional import matplotlib_figure
+from keras_subembed.optional import matplotlib_text
 
 # Two reports share an evaluation when their teachers score alike on the same locales: a
 # twentieth of a point allows a score recorded to a tenth of a point (benchmarks/RESULTS.md).
@@ -321,6 +322,7 @@ class SizeFrontier:
         figure = matplotlib_figure.Figure(figsize=(10.0, 4.8))
         matplotlib_backend_agg.FigureCanvasAgg(figure)
         axis = figure.subplots()
+        names = []
         for passes, colour, label in ((True, "tab:blue", "keeps every language"),
                                       (False, "tab:red", "misses")):
             for earlier in (False, True):
@@ -336,8 +338,11 @@ class SizeFrontier:
                               mfc="white" if earlier else colour, alpha=0.6 if earlier else 1,
                               label=f"{label} (made before)" if earlier else label)
                 for point, x, y in zip(kept, xs, ys):
-                    axis.annotate(point["name"].removesuffix(".tflite"), (x, y), fontsize=7,
-                                  textcoords="offset points", xytext=(5, 4))
+                    names.append(axis.annotate(
+                        point["name"].removesuffix(".tflite"), (x, y), fontsize=7,
+                        textcoords="offset points", xytext=(5, 4),
+                        arrowprops={"arrowstyle": "-", "color": "0.6", "linewidth": 0.5,
+                                    "shrinkA": 0, "shrinkB": 3}))
         axis.axhline(0, color="black", linewidth=0.8,
                      label=f"the teacher ({100 * self.teacher_accuracy:.1f})")
         axis.axhline(-100 * self.within, color="tab:gray", linestyle="--", linewidth=0.8,
@@ -363,4 +368,27 @@ class SizeFrontier:
         # Beside the axes: inside, it would hide the labels of some frontier or other.
         axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         figure.tight_layout()
+        separate_labels(figure, names)
         return write_figure(figure, path, file_format, overwrite)
+
+
+def separate_labels(figure, labels, step=1.5, rounds=400):
+    """Moves annotations (offset in points) down by `step` until no two overlap: a
+    frontier crowds several files within a few percent of one size, whose names would
+    print over each other. The lower of two overlapping names moves."""
+    renderer = figure.canvas.get_renderer()
+    for _ in range(rounds):
+        boxes = [text_box(label, renderer) for label in labels]
+        clash = next(((i, j) for i in range(len(labels)) for j in range(i + 1, len(labels))
+                      if boxes[i].overlaps(boxes[j])), None)
+        if clash is None:
+            return
+        lower = min(clash, key=lambda index: (boxes[index].y0, index))
+        x, y = labels[lower].xyann
+        labels[lower].xyann = (x, y - step)
+
+
+def text_box(annotation, renderer):
+    """An annotation's text in display coordinates, without its leader line (which
+    `Annotation.get_window_extent` includes, and which may cross other names)."""
+    return matplotlib_text.Text.get_window_extent(annotation, renderer)

@@ -8,6 +8,7 @@ import pytest
 from keras_subembed.evaluation.language_report import write_language_report
 from keras_subembed.evaluation.metrics import is_plot_file
 from keras_subembed.evaluation.size_frontier import SizeFrontier
+from keras_subembed.evaluation.size_frontier import text_box
 from tests.evaluation.test_language_report import ROWS
 from tests.evaluation.test_language_report import row
 
@@ -89,6 +90,30 @@ def test_the_plot_is_written_atomically_and_a_users_file_kept(tmp_path):
         frontier.plot(mine, overwrite=True)
     assert mine.read_bytes() == b"\x89PNG my picture"
     assert frontier.plot(tmp_path / "frontier.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_the_names_of_files_near_one_size_do_not_print_over_each_other(tmp_path, monkeypatch):
+    frontier = SizeFrontier()
+    frontier.add_report(ROWS)
+    # Four files within 3% of 20 MB and at about one retrieval, as the measured frontier has.
+    for index, (file_mb, difference) in enumerate([(19.6, -0.040), (20.0, -0.041),
+                                                   (20.1, -0.042), (20.3, -0.040)]):
+        point = dict(frontier.points[0], name=f"crowded-{index}.tflite", file_mb=file_mb,
+                     difference=difference, difference_interval=[difference - 0.01,
+                                                                 difference + 0.01])
+        frontier.points.append(point)
+    drawn = []
+    monkeypatch.setattr("keras_subembed.evaluation.size_frontier.write_figure",
+                        lambda figure, path, *args: drawn.append(figure) or path)
+    frontier.plot(tmp_path / "frontier.png")
+    (axis,) = drawn[0].axes
+    renderer = drawn[0].canvas.get_renderer()
+    names = [text for text in axis.texts if text.get_text().startswith(("crowded", "big",
+                                                                         "small", "tiny"))]
+    assert len(names) == len(frontier.points)
+    boxes = [text_box(name, renderer) for name in names]  # the text, not its leader line
+    assert not any(boxes[i].overlaps(boxes[j])
+                   for i in range(len(boxes)) for j in range(i + 1, len(boxes)))
 
 
 @pytest.mark.parametrize("call, error, message", [
