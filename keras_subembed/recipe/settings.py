@@ -48,6 +48,8 @@ SETTINGS = {
     # the layer stores too (384 x 384, int8 in an int4 file: 0.15 MB, under one code's bytes).
     "product-k32m256-rotated": _product(32, rotation=True),
     "product-k30m256-rotated": _product(30, rotation=True),
+    "product-k48m256-rotated": _product(48, rotation=True),
+    "product-k16m256-rotated": _product(16, rotation=True),
     "product-k24m256": _product(24),
     "product-k16m256": _product(16),
     "product-k8m16": _product(8, 16),
