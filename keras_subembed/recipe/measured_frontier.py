@@ -40,6 +40,11 @@ MEASURED = {
                    (-16.4, -22.6, -10.2), 0.961, ["he"],
                    "python -m keras_subembed shrink --budget-mb 20 --output b20 --formats tflite",
                    71.9),
+            _point("product-k16m256-rotated.int4_dynamic.tflite", 16.1, 77.0, (-9.3, -11.2, -7.5),
+                   "he", (-17.5, -24.9, -10.2), 0.946,
+                   ["ar", "el", "fr", "he", "ja", "th", "tr", "vi"],
+                   "python -m keras_subembed shrink --setting product-k16m256-rotated --output "
+                   "product-k16m256-rotated --formats tflite", 60.0),
             _point("product-k30m256-rotated.int4_dynamic.tflite", 19.6, 82.7, (-3.6, -4.8, -2.3),
                    "he", (-12.4, -19.2, -6.2), 0.969, ["he"],
                    "python -m keras_subembed shrink --setting product-k30m256-rotated --output "
@@ -56,6 +61,10 @@ MEASURED = {
                    (-10.7, -16.4, -5.1), 0.976, ["th"],
                    "python -m keras_subembed shrink --setting product-k48m256 --output "
                    "product-k48m256 --formats tflite", 41.6),
+            _point("product-k48m256-rotated.int4_dynamic.tflite", 24.1, 84.4, (-2.0, -3.1, -0.7),
+                   "he", (-7.3, -13.6, -1.7), 0.979, [],
+                   "python -m keras_subembed shrink --setting product-k48m256-rotated --output "
+                   "product-k48m256-rotated --formats tflite", 67.0),
             _point("split-h8k-k64.int4_dynamic.tflite", 30.6, 86.2, (-0.1, -1.1, 0.9), "he",
                    (-4.5, -9.6, 0.6), 0.982, [], _JOB),
             _point("split-h8k-k64.onnx", 34.0, 84.8, (-1.5, -2.4, -0.6), "vi",

