@@ -5,7 +5,7 @@ kernels (`MatMulInteger`). `"int4"`: `MatMulNBitsQuantizer`, symmetric int4
 in blocks of `INT4_BLOCK_SIZE` inputs of each output channel, one float32
 scale per block (`MatMulNBits`, a `com.microsoft` op that ONNX Runtime's CPU,
 mobile and web builds run); a compressed embedding's rotation, part of the
-table, in int8 as `"dynamic"` stores it. Only weights change: the token embedding's
+table, in 8-bit blocks the same way (`ROTATION_BITS`). Only weights change: the token embedding's
 integer arrays (uint8 codes, int8 head rows) are gathered, not multiplied,
 and stay as Keras stored them.
 """
@@ -186,7 +186,8 @@ def check_weights_quantized(proto, quantization):
 
 def int4_rounded(model, block_size=INT4_BLOCK_SIZE):
     """A copy of `model` whose `Dense` / `EinsumDense` kernels outside the
-    token embedding are rounded as the int4 file stores them.
+    token embedding, and whose embeddings' rotations, are rounded as the int4
+    file stores them.
 
     The rounding is ONNX Runtime's own (the function `MatMulNBitsQuantizer`
     calls), on each kernel laid out as the graph's MatMul weight: input axes
