@@ -47,6 +47,8 @@ SETTINGS = {
     # Codes of a learned rotation of the table (optimized product quantization), which
     # the layer stores too (384 x 384, int8 in an int4 file: 0.15 MB, under one code's bytes).
     "product-k32m256-rotated": _product(32, rotation=True),
+    # Rotated codes and one byte of length per token: the bytes of 31 rotated codes.
+    "product-k30m256-rotated-scaled": _product(30, rotation=True, row_scales=True),
     "product-k30m256-rotated": _product(30, rotation=True),
     "product-k48m256-rotated": _product(48, rotation=True),
     "product-k16m256-rotated": _product(16, rotation=True),

@@ -28,6 +28,7 @@ from keras_subembed.recipe.distillation import check_distillation_options
 from keras_subembed.recipe.distillation import check_verbose
 from keras_subembed.recipe.distillation import check_distribution
 from keras_subembed.recipe.distillation import distil
+from keras_subembed.recipe.measured_frontier import EVALUATIONS
 from keras_subembed.recipe.measured_frontier import measured_frontier
 from keras_subembed.recipe.measured_frontier import measured_setting
 from keras_subembed.recipe.memory import release_memory
@@ -129,16 +130,28 @@ def _earlier_files(compare):
     return earlier
 
 
+def _measured_words(point):
+    """What a point measured before says, in words."""
+    low, high = point["difference_interval"]
+    return (f"its {point['file_mb']:.1f} MB file retrieved {100 * point['difference']:+.1f} "
+            f"[{100 * low:+.1f}, {100 * high:+.1f}] points against the teacher, and "
+            + ("kept every language" if point["passes"] else "missed"
+               + (f" ({', '.join(point['failing_locales'])} clearly below)"
+                  if point["failing_locales"] else "")))
+
+
 def _frontier(model, teacher_row, earlier, budget, say):
     """The files the report draws beside this shrink's: those measured before for a
     built-in model on the same evaluation, and `earlier`'s (a ValueError if evaluated
     differently); the budget as a target."""
     frontier = SizeFrontier(targets=[budget / 1e6] if budget else ())
-    known = measured_frontier(model)
-    if known is not None and known.accepts(teacher_row):
-        frontier.extend(known)
-        say(f"The report draws {len(known.points)} files of {model} measured before on this "
-            "evaluation (benchmarks/RESULTS.md)")
+    for evaluation in EVALUATIONS:
+        known = measured_frontier(model, evaluation)
+        if known is not None and known.accepts(teacher_row):
+            frontier.extend(known)
+            say(f"The report draws {len(known.points)} files of {model} measured before on "
+                "this evaluation (benchmarks/RESULTS.md)")
+            break
     if earlier is not None:
         if not earlier.accepts(teacher_row):
             raise ValueError("`compare`'s reports were evaluated differently from this shrink "
@@ -273,17 +286,13 @@ def shrink(model="multilingual-e5-small", output="shrunk", budget_mb=None, setti
         setting, estimate = choose_setting(budget, teacher, recipe, ordered_vocabulary=ordered)
         say(f"Setting: {setting} (its {recipe} file estimated at {estimate / 1e6:.1f} MB"
             + (f", budget {budget / 1e6:.1f} MB)" if budget else ")"))
-        known = measured_setting(model, setting) if recipe == "int4_dynamic" else None
-        if known is not None:
-            # A budget below what keeps every language should not look like a promise.
-            low, high = known["difference_interval"]
-            say(f"Measured before for {model} with the default options (benchmarks/RESULTS.md): "
-                f"its {known['file_mb']:.1f} MB "
-                f"file retrieved {100 * known['difference']:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}] "
-                "points against the teacher, and "
-                + ("kept every language" if known["passes"] else "missed"
-                   + (f" ({', '.join(known['failing_locales'])} clearly below)"
-                      if known["failing_locales"] else "")))
+        for evaluation, where in EVALUATIONS.items():
+            known = measured_setting(model, setting, evaluation) if (
+                recipe == "int4_dynamic") else None
+            if known is not None:
+                # A budget below what keeps every language should not look like a promise.
+                say(f"Measured before for {model} with the default options {where} "
+                    f"(benchmarks/RESULTS.md): {_measured_words(known)}")
     elif custom is None and is_split(setting) and not ordered:
         raise ValueError(f"`setting={setting!r}` keeps the first ids exact, which suits only a "
                          "vocabulary numbered by probability (SentencePiece); this model's "

