@@ -31,6 +31,8 @@ def tiny_embedder(vocabulary_size=600, width=32):
              "row_scales": True}),
     ("sub", {"assignment": "product", "num_tables": 8, "rows_per_table": 16,
              "rotation": True}),
+    ("sub", {"assignment": "product", "num_tables": 8, "rows_per_table": 16,
+             "rotation": True, "row_scales": True}),
 ])
 def test_table_bytes_are_what_the_fitted_layer_stores(setting, monkeypatch):
     embedder = tiny_embedder()

@@ -133,6 +133,24 @@ def test_a_rotation_is_stored_with_the_tables_bits(recipe, rotated_encoder, tmp_
     assert report.max_abs_error <= report.tolerance
 
 
+def test_rotated_codes_with_row_scales_ship_in_int4(tmp_path):
+    """`product-k30m256-rotated-scaled`'s layer: a rotation and a scale per row, both kept."""
+    encoder = one_layer_encoder(rotation=True, row_scales=True)
+    path = tmp_path / "scaled.tflite"
+    report = export_tflite(encoder, path, quantization="int4_dynamic", sample_inputs=samples())
+    stored = {(shape, dtype) for name, shape, size, dtype
+              in constant_tensors(path.read_bytes(), with_type=True)
+              if "token_embedding" in name}
+    assert ((64, 64), "int8") in stored and report.quantized_ops == 7
+    runner = TFLiteRunner(path.read_bytes())
+    for sample in samples():
+        with fake_quantized(encoder, "int4_dynamic"):
+            rounded = np.asarray(encoder(sample)["embedding"])
+        got = runner.runner(**sample)["embedding"]
+        np.testing.assert_allclose(np.sum(got * rounded, -1), 1.0, atol=1e-3)
+    assert report.max_abs_error <= report.tolerance
+
+
 def test_a_file_with_coarser_weights_than_its_recipe_fails_verification(encoder, tmp_path, monkeypatch):
     real = quantizer_recipes.quantize_flatbuffer
     # An int8 recipe whose quantizer wrote int4 weights: the file errs far more
