@@ -28,6 +28,7 @@ from multilingual_setup import recipe_flags
 from multilingual_setup import text_sets
 
 from keras_subembed import files
+from keras_subembed.evaluation import TokenizedTexts
 from keras_subembed.evaluation import keras_runner
 from keras_subembed.evaluation import write_language_report
 from keras_subembed.evaluation.size_frontier import SizeFrontier
@@ -40,7 +41,8 @@ def say(text):
 
 class TeacherVectors:
     """The teacher's vectors by text, kept in `folder` (texts.json, vectors.npy) between runs:
-    the Keras teacher is the evaluation's slowest pass."""
+    the Keras teacher is the evaluation's slowest pass. Reused only while the teacher still
+    gives them (`covers`)."""
 
     def __init__(self, folder):
         self.folder = folder
@@ -49,8 +51,14 @@ class TeacherVectors:
         self.row_of = {text: row for row, text in enumerate(texts)}
         self.vectors = vectors
 
-    def covers(self, evaluation):
-        return all(text in self.row_of for texts in evaluation.texts.values() for text in texts)
+    def covers(self, evaluation, teacher):
+        """Whether every text is kept, by this teacher: the first texts are embedded again
+        and must match, so vectors of another teacher (or version) are never reused."""
+        if not all(text in self.row_of for texts in evaluation.texts.values() for text in texts):
+            return False
+        probe = next(iter(evaluation.texts.values()))[:16]
+        again = TokenizedTexts(probe, teacher.preprocessor).embed(keras_runner(teacher))
+        return bool(np.abs(np.asarray(again) - self.embed(probe)).max() < 1e-4)
 
     def embed(self, texts):
         return self.vectors[[self.row_of[text] for text in texts]]
@@ -108,7 +116,7 @@ def main():
     teacher = load_teacher()
     evaluation = language_evaluation(texts, teacher)
     cache = TeacherVectors(args.output / "teacher")
-    if cache.covers(evaluation):
+    if cache.covers(evaluation, teacher):
         say(f"The teacher's vectors from {cache.folder}")
         teacher_row = evaluation.measure(embed_texts=cache.embed)
     else:
